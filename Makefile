@@ -1,0 +1,48 @@
+# One entry point for people and CI. Every target sets up what it needs.
+PY ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+# Debian packages: none needed yet beyond Python itself.
+SYSTEM_PACKAGES ?=
+
+.PHONY: all setup system-deps test lint typecheck unit demo bench bench-extract clean
+
+all: test
+
+$(STAMP): pyproject.toml
+	$(PY) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -e '.[dev]'
+	touch $(STAMP)
+
+setup: system-deps $(STAMP)
+
+# Debian packages the tests and demo need (installed only when missing).
+system-deps:
+	@./scripts/system-deps.sh $(SYSTEM_PACKAGES)
+
+lint: $(STAMP)
+	$(BIN)/ruff check src tests bench
+	$(BIN)/ruff format --check src tests bench
+
+typecheck: $(STAMP)
+	$(BIN)/mypy
+
+unit: $(STAMP)
+	$(BIN)/pytest -q
+
+test: setup lint typecheck
+	$(BIN)/pytest -q
+
+demo: setup
+	$(BIN)/python -m trawl.demo
+
+bench: setup
+	$(BIN)/python -m bench
+
+bench-extract: setup
+	$(BIN)/python bench/bench_extract.py
+
+clean:
+	rm -rf $(VENV) build dist .mypy_cache .pytest_cache .ruff_cache

@@ -1,0 +1,1 @@
+"""Benchmarks: `make bench` runs them; figures are printed, never asserted."""
