@@ -1,0 +1,81 @@
+"""The records that flow between stages: URLs in the frontier, leases, fetch results."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+
+
+class UrlStatus(enum.IntEnum):
+    """Where a URL stands. Stored as an integer; the numbers are part of the on-disk format."""
+
+    QUEUED = 0
+    IN_FLIGHT = 1
+    FETCHED = 2  # raw page stored, waiting for the parse stage
+    PARSED = 3
+    FAILED = 4
+    SKIPPED = 5  # with a reason: robots, content type, trap, ...
+    WAITING = 6  # backing off before another attempt
+    REDIRECTED = 7  # answered with a redirect; the target was handed to the frontier
+
+    @property
+    def label(self) -> str:
+        return self.name.lower().replace("_", " ")
+
+
+@dataclass(frozen=True, slots=True)
+class NewUrl:
+    """A URL offered to the frontier (already in normal form)."""
+
+    url: str
+    fp: int
+    host: str
+    depth: int
+    priority: int
+    via: int | None = None  # fingerprint of the URL whose redirect led here
+    hops: int = 0  # redirects followed to reach it
+
+
+@dataclass(frozen=True, slots=True)
+class Lease:
+    """One URL handed to a fetcher; it comes back if not finished before ``expires``."""
+
+    fp: int
+    url: str
+    host: str
+    depth: int
+    priority: int
+    attempts: int
+    expires: float
+    via: int | None = None
+    hops: int = 0
+    etag: str | None = None
+    last_modified: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class UrlRecord:
+    """The durable state of one URL."""
+
+    fp: int
+    url: str
+    host: str
+    depth: int
+    priority: int
+    status: UrlStatus
+    due: float | None
+    attempts: int
+    reason: str | None
+    via: int | None
+    hops: int
+    etag: str | None
+    last_modified: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class AddResult:
+    """What happened to a batch of offered URLs."""
+
+    added: tuple[NewUrl, ...]
+    seen: int = 0
+    dropped: dict[str, int] = field(default_factory=dict)  # reason -> count

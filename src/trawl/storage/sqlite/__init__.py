@@ -1,0 +1,1 @@
+"""SQLite backends: the embedded default."""

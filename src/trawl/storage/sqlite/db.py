@@ -1,0 +1,139 @@
+"""One SQLite database per crawl: the connection, the schema, group commit, the lock.
+
+All SQLite stores of a crawl share this connection, so one commit makes the frontier,
+the page records and the file offsets durable together. Stores keep hot counters in
+memory and write them in ``before_commit`` hooks, inside the same transaction.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+
+from trawl.errors import StorageError
+
+SCHEMA_VERSION = 1
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS hosts (
+    id INTEGER PRIMARY KEY,
+    name TEXT NOT NULL UNIQUE,
+    next_at REAL NOT NULL DEFAULT 0,
+    queued INTEGER NOT NULL DEFAULT 0,
+    admitted INTEGER NOT NULL DEFAULT 0,
+    budget INTEGER,
+    priority INTEGER NOT NULL DEFAULT 0,
+    demoted_reason TEXT
+);
+CREATE TABLE IF NOT EXISTS urls (
+    fp INTEGER PRIMARY KEY,
+    url TEXT NOT NULL,
+    host_id INTEGER NOT NULL,
+    depth INTEGER NOT NULL,
+    priority INTEGER NOT NULL,
+    status INTEGER NOT NULL,
+    due REAL,
+    attempts INTEGER NOT NULL DEFAULT 0,
+    reason TEXT,
+    via INTEGER,
+    hops INTEGER NOT NULL DEFAULT 0,
+    etag TEXT,
+    last_modified TEXT
+);
+-- Per-host queues: only queued URLs are in this index, ordered by priority.
+CREATE INDEX IF NOT EXISTS urls_queue ON urls(host_id, priority) WHERE status = 0;
+-- Leases (in flight, due = expiry) and back-offs (waiting, due = next attempt).
+CREATE INDEX IF NOT EXISTS urls_in_flight ON urls(due) WHERE status = 1;
+CREATE INDEX IF NOT EXISTS urls_waiting ON urls(due) WHERE status = 6;
+CREATE TABLE IF NOT EXISTS status_counts (
+    status INTEGER PRIMARY KEY,
+    n INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS counters (
+    name TEXT PRIMARY KEY,
+    n INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS meta (
+    key TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
+"""
+
+
+class Database:
+    """The crawl's SQLite file, opened exclusively by one process."""
+
+    def __init__(self, path: Path, *, cache_mib: int = 64, synchronous: str = "NORMAL") -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.path = path
+        self._lock_fd = _lock(path.with_suffix(path.suffix + ".lock"))
+        try:
+            # Autocommit off by hand: we run one explicit transaction between commits.
+            self.conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+            c = self.conn
+            c.execute("PRAGMA journal_mode=WAL")
+            c.execute(f"PRAGMA synchronous={synchronous}")
+            c.execute(f"PRAGMA cache_size=-{cache_mib * 1024}")
+            c.execute("PRAGMA temp_store=MEMORY")
+            c.execute("PRAGMA foreign_keys=OFF")
+            version = c.execute("PRAGMA user_version").fetchone()[0]
+            if version not in (0, SCHEMA_VERSION):
+                raise StorageError(f"{path}: schema version {version}, expected {SCHEMA_VERSION}")
+            c.executescript(_SCHEMA)
+            c.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+            c.execute("BEGIN")
+        except sqlite3.DatabaseError as exc:
+            os.close(self._lock_fd)
+            raise StorageError(f"{path}: {exc}") from exc
+        self._hooks: list[Callable[[], None]] = []
+        self._after: list[Callable[[], None]] = []
+        self.commits = 0
+
+    def before_commit(self, hook: Callable[[], None]) -> None:
+        """Run ``hook`` inside the transaction just before each commit."""
+        self._hooks.append(hook)
+
+    def after_commit(self, hook: Callable[[], None]) -> None:
+        """Run ``hook`` once a commit is durable (e.g. to acknowledge work)."""
+        self._after.append(hook)
+
+    def commit(self) -> None:
+        """Make everything written so far durable, as one transaction."""
+        for hook in self._hooks:
+            hook()
+        self.conn.execute("COMMIT")
+        self.commits += 1
+        self.conn.execute("BEGIN")
+        for hook in self._after:
+            hook()
+
+    def get_meta(self, key: str) -> str | None:
+        row = self.conn.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def set_meta(self, key: str, value: str) -> None:
+        self.conn.execute(
+            "INSERT INTO meta(key, value) VALUES(?, ?) "
+            "ON CONFLICT(key) DO UPDATE SET value=excluded.value",
+            (key, value),
+        )
+
+    def close(self, *, commit: bool = True) -> None:
+        if commit:
+            self.commit()
+        self.conn.execute("ROLLBACK")
+        self.conn.close()
+        os.close(self._lock_fd)
+
+
+def _lock(path: Path) -> int:
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        raise StorageError(f"{path.parent} is in use by another trawl process") from None
+    return fd

@@ -1,0 +1,239 @@
+"""The Frontier contract: every backend must pass these."""
+
+from __future__ import annotations
+
+from tests.contract.conftest import SqliteBackend
+from trawl.models import NewUrl, UrlStatus
+from trawl.storage.base import Frontier
+
+T0 = 1_000.0
+
+
+def url(
+    host: str, path: str, *, depth: int = 1, priority: int | None = None, fp: int | None = None
+) -> NewUrl:
+    u = f"https://{host}{path}"
+    return NewUrl(
+        url=u,
+        fp=fp if fp is not None else hash(u) & 0x7FFF_FFFF_FFFF,
+        host=host,
+        depth=depth,
+        priority=depth if priority is None else priority,
+    )
+
+
+def drain(frontier: Frontier, now: float) -> list[str]:
+    """Take and finish everything ready at ``now``, hosts immediately ready again."""
+    out = []
+    while (lease := frontier.take(now)) is not None:
+        out.append(lease.url)
+        frontier.finish(lease, UrlStatus.FETCHED, host_ready_at=now)
+    return out
+
+
+def test_add_admits_new_urls_once(backend: SqliteBackend) -> None:
+    f = backend.frontier()
+    first = f.add([url("a.example", "/1"), url("a.example", "/2"), url("a.example", "/1")], now=T0)
+    assert [u.url for u in first.added] == ["https://a.example/1", "https://a.example/2"]
+    again = f.add([url("a.example", "/1"), url("a.example", "/3")], now=T0)
+    assert [u.url for u in again.added] == ["https://a.example/3"]
+    assert again.seen == 1
+    assert f.counts()[UrlStatus.QUEUED] == 3
+
+
+def test_fingerprint_collision_is_not_a_false_seen(backend: SqliteBackend) -> None:
+    f = backend.frontier()
+    f.add([url("a.example", "/x", fp=42)], now=T0)
+    clash = f.add([url("a.example", "/y", fp=42), url("b.example", "/z", fp=42)], now=T0)
+    assert sorted(u.url for u in clash.added) == ["https://a.example/y", "https://b.example/z"]
+    assert len({u.fp for u in clash.added} | {42}) == 3
+    assert f.add([url("a.example", "/y", fp=42)], now=T0).seen == 1
+    assert sorted(drain(f, T0)) == [
+        "https://a.example/x",
+        "https://a.example/y",
+        "https://b.example/z",
+    ]
+
+
+def test_one_request_in_flight_per_host(backend: SqliteBackend) -> None:
+    f = backend.frontier()
+    f.add([url("a.example", f"/{i}") for i in range(3)] + [url("b.example", "/1")], now=T0)
+    first = f.take(T0)
+    second = f.take(T0)
+    assert first is not None and second is not None
+    assert {first.host, second.host} == {"a.example", "b.example"}
+    assert f.take(T0) is None  # both hosts busy, though a.example has more queued
+    lease_a = first if first.host == "a.example" else second
+    f.finish(lease_a, UrlStatus.FETCHED, host_ready_at=T0 + 1.0)
+    assert f.take(T0 + 0.5) is None
+    assert f.next_wake(T0 + 0.5) == T0 + 1.0
+    again = f.take(T0 + 1.0)
+    assert again is not None and again.host == "a.example"
+
+
+def test_priority_order_within_a_host(backend: SqliteBackend) -> None:
+    f = backend.frontier()
+    f.add([url("a.example", "/deep", depth=3), url("a.example", "/seed", depth=0)], now=T0)
+    f.add([url("a.example", "/mid", depth=1)], now=T0)
+    assert drain(f, T0) == [
+        "https://a.example/seed",
+        "https://a.example/mid",
+        "https://a.example/deep",
+    ]
+
+
+def test_hosts_come_in_ready_time_order(backend: SqliteBackend) -> None:
+    f = backend.frontier()
+    f.add([url("a.example", "/1"), url("a.example", "/2"), url("b.example", "/1")], now=T0)
+    la, lb = f.take(T0), f.take(T0)
+    assert la is not None and lb is not None
+    f.finish(la, UrlStatus.FETCHED, host_ready_at=T0 + 5)
+    f.finish(lb, UrlStatus.FETCHED, host_ready_at=T0 + 2)
+    assert f.next_wake(T0) == T0 + 5  # b.example has nothing left
+    assert f.take(T0 + 4.9) is None
+    nxt = f.take(T0 + 5)
+    assert nxt is not None and nxt.url == "https://a.example/2"
+    assert f.next_wake(T0 + 5) is None
+
+
+def test_empty_frontier(backend: SqliteBackend) -> None:
+    f = backend.frontier()
+    assert f.take(T0) is None
+    assert f.next_wake(T0) is None
+
+
+def test_retry_waits_then_comes_back(backend: SqliteBackend) -> None:
+    f = backend.frontier()
+    f.add([url("a.example", "/flaky")], now=T0)
+    lease = f.take(T0)
+    assert lease is not None and lease.attempts == 0
+    f.retry(lease, due=T0 + 30, host_ready_at=T0 + 1, reason="http 503")
+    assert f.counts()[UrlStatus.WAITING] == 1
+    assert f.take(T0 + 10) is None
+    assert f.wake_due(T0 + 29) == 0
+    assert f.wake_due(T0 + 30) == 1
+    again = f.take(T0 + 30)
+    assert again is not None and again.attempts == 1
+    f.finish(again, UrlStatus.FAILED, host_ready_at=T0 + 31, reason="http 503")
+    record = f.get(again.fp)
+    assert record is not None
+    assert record.status is UrlStatus.FAILED
+    assert record.reason == "http 503"
+    assert record.attempts == 2
+
+
+def test_requeue_does_not_count_an_attempt(backend: SqliteBackend) -> None:
+    f = backend.frontier()
+    f.add([url("a.example", "/page")], now=T0)
+    lease = f.take(T0)
+    assert lease is not None
+    f.requeue(lease, host_ready_at=T0 + 1)
+    assert f.take(T0) is None
+    again = f.take(T0 + 1)
+    assert again is not None and again.url == lease.url and again.attempts == 0
+
+
+def test_expired_lease_comes_back(backend: SqliteBackend) -> None:
+    f = backend.frontier(lease_seconds=60)
+    f.add([url("a.example", "/1")], now=T0)
+    lease = f.take(T0)
+    assert lease is not None
+    assert f.reclaim_expired(T0 + 59) == 0
+    assert f.reclaim_expired(T0 + 60) == 1
+    again = f.take(T0 + 60)
+    assert again is not None and again.url == lease.url
+    # The first holder's late answer is ignored: the URL is still in flight for the second.
+    f.finish(lease, UrlStatus.FETCHED, host_ready_at=T0 + 61)
+    assert f.counts()[UrlStatus.IN_FLIGHT] == 1
+
+
+def test_leases_come_back_after_a_crash(backend: SqliteBackend) -> None:
+    f = backend.frontier()
+    f.add([url("a.example", "/1"), url("b.example", "/1")], now=T0)
+    assert f.take(T0) is not None
+    backend.commit()
+    assert f.take(T0) is not None  # taken after the last commit
+    backend.restart(crash=True)
+    f = backend.frontier()
+    assert sorted(drain(f, T0)) == ["https://a.example/1", "https://b.example/1"]
+    assert f.counts()[UrlStatus.IN_FLIGHT] == 0
+
+
+def test_uncommitted_adds_are_lost_on_crash_and_kept_on_stop(backend: SqliteBackend) -> None:
+    f = backend.frontier()
+    f.add([url("a.example", "/kept")], now=T0)
+    backend.commit()
+    f.add([url("a.example", "/lost")], now=T0)
+    backend.restart(crash=True)
+    f = backend.frontier()
+    assert drain(f, T0) == ["https://a.example/kept"]
+    f.add([url("a.example", "/later")], now=T0)
+    backend.restart(crash=False)
+    f = backend.frontier()
+    assert drain(f, T0) == ["https://a.example/later"]
+
+
+def test_host_ready_time_survives_restart(backend: SqliteBackend) -> None:
+    f = backend.frontier()
+    f.add([url("a.example", "/1"), url("a.example", "/2")], now=T0)
+    lease = f.take(T0)
+    assert lease is not None
+    f.finish(lease, UrlStatus.FETCHED, host_ready_at=T0 + 10)
+    backend.restart(crash=False)
+    f = backend.frontier()
+    assert f.take(T0 + 9) is None
+    assert f.next_wake(T0) == T0 + 10
+
+
+def test_host_budget(backend: SqliteBackend) -> None:
+    f = backend.frontier(max_per_host=2)
+    result = f.add([url("a.example", f"/{i}") for i in range(5)] + [url("b.example", "/1")], now=T0)
+    assert len(result.added) == 3
+    assert result.dropped == {"host budget": 3}
+
+
+def test_demoted_host_goes_after_others_and_has_a_smaller_budget(backend: SqliteBackend) -> None:
+    f = backend.frontier()
+    f.add([url("dup.example", "/1"), url("good.example", "/1")], now=T0)
+    f.demote_host("dup.example", priority=10, budget=1, reason="mostly near-duplicates")
+    first = f.take(T0)
+    assert first is not None and first.host == "good.example"
+    assert f.add([url("dup.example", "/2")], now=T0).dropped == {"host budget": 1}
+
+
+def test_set_status_after_fetch(backend: SqliteBackend) -> None:
+    f = backend.frontier()
+    f.add([url("a.example", "/1")], now=T0)
+    lease = f.take(T0)
+    assert lease is not None
+    f.finish(lease, UrlStatus.FETCHED, host_ready_at=T0, etag='"v1"', last_modified="x")
+    f.set_status(lease.fp, UrlStatus.PARSED)
+    record = f.get(lease.fp)
+    assert record is not None
+    assert record.status is UrlStatus.PARSED
+    assert record.etag == '"v1"'
+    counts = f.counts()
+    assert counts[UrlStatus.PARSED] == 1 and counts[UrlStatus.FETCHED] == 0
+
+
+def test_counts_survive_restart(backend: SqliteBackend) -> None:
+    f = backend.frontier()
+    f.add([url("a.example", f"/{i}") for i in range(4)], now=T0)
+    lease = f.take(T0)
+    assert lease is not None
+    f.finish(lease, UrlStatus.SKIPPED, host_ready_at=T0, reason="robots")
+    backend.restart(crash=False)
+    f = backend.frontier()
+    counts = f.counts()
+    assert counts[UrlStatus.QUEUED] == 3
+    assert counts[UrlStatus.SKIPPED] == 1
+
+
+def test_many_hosts_ready_are_all_served(backend: SqliteBackend) -> None:
+    f = backend.frontier()
+    f.add([url(f"h{i}.example", "/") for i in range(200)], now=T0)
+    leases = []
+    while (lease := f.take(T0)) is not None:
+        leases.append(lease)
+    assert len({lease.host for lease in leases}) == 200
+    assert f.hosts_ready(T0) == 0
