@@ -1,0 +1,119 @@
+"""One aiohttp low-level server on 127.0.0.1 that serves many virtual hosts.
+
+Shared by the test web and the sample web. It binds to loopback only, on an ephemeral
+port unless told otherwise, hands each request with its host name (Host header,
+port removed, lower case) to one handler, and logs every request in a ``RequestLog``
+from the moment its connection was accepted until its response was finished or the
+connection broke. Handlers are cancelled when the client goes away, and on stop after
+a short grace period, so endless responses never hold the server open.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable
+
+from aiohttp import web
+from aiohttp.web_protocol import RequestHandler
+
+from trawl.testing._testweb_log import RequestLog
+
+LOOPBACK = "127.0.0.1"
+
+HostHandler = Callable[[web.BaseRequest, str], Awaitable[web.StreamResponse]]
+
+
+class BrokenResponse(web.StreamResponse):
+    """Returned by a handler that already wrote (or refused) the answer on the raw
+    transport and closed it; the log records no status for it."""
+
+
+def host_of(request: web.BaseRequest) -> str:
+    """The request's host name: the Host header without its port, in lower case."""
+    raw = (request.headers.get("Host") or "").strip().lower()
+    if raw.startswith("["):
+        return raw.split("]", 1)[0] + "]"
+    return raw.rsplit(":", 1)[0] if ":" in raw else raw
+
+
+class VirtualHostServer:
+    """Serves ``handler`` on 127.0.0.1; ``await start()`` returns the port."""
+
+    def __init__(
+        self,
+        handler: HostHandler,
+        *,
+        log: RequestLog | None = None,
+        port: int = 0,
+        shutdown_timeout: float = 0.2,
+    ) -> None:
+        self._handler = handler
+        self.log = log
+        self._requested_port = port
+        self._shutdown_timeout = shutdown_timeout
+        self._accepted: dict[RequestHandler, float] = {}
+        self._web_server: web.Server | None = None
+        self._server: asyncio.Server | None = None
+        self.port = 0
+
+    async def start(self) -> int:
+        loop = asyncio.get_running_loop()
+        web_server = web.Server(
+            self._handle,
+            handler_cancellation=True,
+            access_log=None,
+            max_line_size=1 << 20,
+            max_field_size=1 << 16,
+            max_headers=1024,
+        )
+        accepted = self._accepted
+
+        def protocol() -> RequestHandler:
+            handler = web_server()
+            accepted[handler] = time.monotonic()
+            return handler
+
+        self._web_server = web_server
+        self._server = await loop.create_server(protocol, LOOPBACK, self._requested_port)
+        self.port = int(self._server.sockets[0].getsockname()[1])
+        return self.port
+
+    async def stop(self) -> None:
+        if self._server is not None:
+            self._server.close()
+        if self._web_server is not None:
+            self._web_server.pre_shutdown()
+            await self._web_server.shutdown(self._shutdown_timeout)
+        if self._server is not None:
+            await self._server.wait_closed()
+        self._server = self._web_server = None
+        self._accepted.clear()
+
+    async def _handle(self, request: web.BaseRequest) -> web.StreamResponse:
+        started = self._accepted.pop(request.protocol, None) or time.monotonic()
+        host = host_of(request)
+        record = None
+        if self.log is not None:
+            record = self.log.begin(
+                started=started,
+                host=host,
+                method=request.method,
+                target=request.raw_path,
+                headers=request.headers.items(),
+            )
+        response: web.StreamResponse | None = None
+        try:
+            response = await self._handler(request, host)
+            if not response.prepared:
+                # Send it here, not after return, so ``finished`` is the real end.
+                await response.prepare(request)
+                await response.write_eof()
+        except ConnectionError:
+            # The response was broken on purpose or the client left: nothing to send.
+            pass
+        finally:
+            if record is not None:
+                ok = response is not None and not isinstance(response, BrokenResponse)
+                RequestLog.end(record, response.status if ok and response else None)
+        return response if response is not None else web.StreamResponse()
