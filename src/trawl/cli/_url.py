@@ -1,11 +1,156 @@
-"""`trawl url ...`: placeholder until the url commands land."""
+"""`trawl url ...`: the URL normal form and the address guard from the command line.
+
+Each command prints one answer on stdout and exits 0; bad input prints one line on
+stderr and exits 2.
+"""
 
 from __future__ import annotations
 
 import argparse
+import ipaddress
+import socket
+import sys
 from typing import Any
+
+from trawl.errors import UrlError
+from trawl.fetch.address import AddressGuard, IPNetwork, is_localhost, read_host, url_host
+from trawl.urls import fingerprint, join, normalize
+
+_USAGE_ERROR = 2
+_LOOKUP_FAILED = 1
 
 
 def register(sub: argparse._SubParsersAction[Any]) -> None:
-    parser = sub.add_parser("url", help="url helpers")
-    parser.set_defaults(handler=lambda _args: 2)
+    """Add the ``url`` command group and its subcommands."""
+    parser = sub.add_parser(
+        "url",
+        help="URL normal form, joining, fingerprints and the address guard",
+        description="URL helpers: normal form (RFC 3986 section 6), joining, "
+        "fingerprints, and the SSRF address guard.",
+    )
+    commands = parser.add_subparsers(dest="url_command", metavar="SUBCOMMAND", required=True)
+
+    normalize_parser = commands.add_parser(
+        "normalize",
+        help="print the normal form of a URL",
+        description="Print the normal form of an absolute http(s) URL.",
+    )
+    _add_strip_tracking(normalize_parser)
+    normalize_parser.add_argument("url", metavar="URL")
+    normalize_parser.set_defaults(handler=_normalize)
+
+    join_parser = commands.add_parser(
+        "join",
+        help="resolve a link against its page URL and print the normal form",
+        description="Resolve HREF against BASE (RFC 3986 section 5.2, as browsers do) "
+        "and print the normal form.",
+    )
+    _add_strip_tracking(join_parser)
+    join_parser.add_argument("base", metavar="BASE")
+    join_parser.add_argument("href", metavar="HREF")
+    join_parser.set_defaults(handler=_join)
+
+    fingerprint_parser = commands.add_parser(
+        "fingerprint",
+        help="print the signed 64-bit fingerprint of a URL's normal form",
+        description="Normalise URL and print its signed 64-bit fingerprint (decimal).",
+    )
+    fingerprint_parser.add_argument("url", metavar="URL")
+    fingerprint_parser.set_defaults(handler=_fingerprint)
+
+    check_parser = commands.add_parser(
+        "check-address",
+        help="print whether the fetcher may contact a URL's host or an IP",
+        description="Print 'allowed' or 'blocked' (the reason goes to stderr). A URL's "
+        "host is read as browsers read it; a host name that is neither an IP literal "
+        "nor localhost is resolved with the system resolver and blocked if any of its "
+        "addresses is blocked. A bare IP (IPv6 with or without brackets) or host name "
+        "is accepted too. Exits 1 if the name does not resolve.",
+    )
+    check_parser.add_argument(
+        "--allow-network",
+        metavar="CIDR",
+        action="append",
+        default=[],
+        type=_network,
+        help="a network to allow even though it is private (repeatable), e.g. 127.0.0.0/8",
+    )
+    check_parser.add_argument("target", metavar="URL_OR_IP")
+    check_parser.set_defaults(handler=_check_address)
+
+
+def _add_strip_tracking(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--strip-tracking",
+        action="store_true",
+        help="remove known tracking parameters (utm_*, gclid, fbclid, ...) from the query",
+    )
+
+
+def _network(text: str) -> IPNetwork:
+    try:
+        return ipaddress.ip_network(text.strip().strip("[]"), strict=True)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(f"not a network: {error}") from None
+
+
+def _fail(command: str, message: str, code: int = _USAGE_ERROR) -> int:
+    print(f"trawl url {command}: {message}", file=sys.stderr)
+    return code
+
+
+def _normalize(args: argparse.Namespace) -> int:
+    try:
+        print(normalize(args.url, strip_tracking=args.strip_tracking))
+    except UrlError as error:
+        return _fail("normalize", str(error))
+    return 0
+
+
+def _join(args: argparse.Namespace) -> int:
+    try:
+        print(join(args.base, args.href, strip_tracking=args.strip_tracking))
+    except UrlError as error:
+        return _fail("join", str(error))
+    return 0
+
+
+def _fingerprint(args: argparse.Namespace) -> int:
+    try:
+        print(fingerprint(normalize(args.url)))
+    except UrlError as error:
+        return _fail("fingerprint", str(error))
+    return 0
+
+
+def _check_address(args: argparse.Namespace) -> int:
+    guard = AddressGuard(allow_networks=args.allow_network)
+    target: str = args.target.strip()
+    host = target
+    if "://" in target:
+        url_hostname = url_host(target)
+        if not url_hostname:
+            problem = "not a valid URL" if url_hostname is None else "unsupported scheme"
+            return _fail("check-address", f"{problem}: {target!r}")
+        host = url_hostname
+    value = read_host(host)
+    if value is None:
+        return _fail("check-address", f"not an IP address, host name or URL: {target!r}")
+    reason = guard.check_host(host)
+    if reason is None and isinstance(value, str) and not is_localhost(value):
+        # A domain name: the fetcher checks every address it resolves to, so do the same.
+        try:
+            infos = socket.getaddrinfo(value, None, proto=socket.IPPROTO_TCP)
+        except (OSError, UnicodeError) as error:
+            return _fail("check-address", f"cannot resolve {value}: {error}", _LOOKUP_FAILED)
+        for address in sorted({str(info[4][0]) for info in infos}):
+            blocked = guard.check_ip(address)
+            if blocked is not None:
+                reason = f"{value} resolves to {address}: {blocked}"
+                break
+    if reason is None:
+        print("allowed")
+    else:
+        print("blocked")
+        print(f"trawl url check-address: {reason}", file=sys.stderr)
+    return 0
