@@ -1,0 +1,286 @@
+"""One read-only pass over a Lexbor DOM, turning it into flat arrays the scorer reads.
+
+The extractor never walks the DOM twice and never mutates it (the parse stage reuses
+the same tree for links). Block elements get pre-order indices, so a subtree is the
+index range ``[i, end[i])`` and every parent index is smaller than its children's:
+subtree totals are then one reverse sweep, and "is this line inside that element" is
+a range test. Inline elements are not recorded; their text flows into the line of
+the nearest block, which owns it. The walk is iterative (first child / next sibling,
+with its own ancestor stack), so 100k-deep documents cost no Python recursion.
+
+This loop runs on every node of every page, so it is written for CPython's speed:
+locals rather than attributes, one dict lookup to classify a tag, class strings
+judged once per page, and the per-element counters packed into one integer.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from selectolax.lexbor import LexborNode
+
+from trawl.parse._extract_signals import (
+    BLOCK_TAGS,
+    BOILERPLATE_ROLES,
+    BOILERPLATE_TAGS,
+    EMBED_TAGS,
+    HIDDEN,
+    INPUT_TAGS,
+    NO_ATTRIBUTE_TAGS,
+    SKIP_TAGS,
+    class_weight,
+    is_unlikely,
+    signature_bits,
+)
+
+# Element flags.
+UNLIKELY = 1  # class/id says boilerplate (Readability's "unlikely candidate")
+BOILERPLATE = 2  # nav/aside/footer tags or a landmark role that is never article text
+
+# Per-element counters, packed into one int: 32 bits each (an element holds far fewer
+# than 2**32 of anything), so one addition accumulates all of them.
+IMAGES, INPUTS, EMBEDS, ITEMS, PARAGRAPHS = 0, 32, 64, 96, 128
+_MASK = (1 << 32) - 1
+
+# How each tag is handled, decided by one dict lookup.
+_SKIP, _BLOCK, _INLINE, _PLAIN, _LINK, _BREAK, _IMAGE = range(7)
+_KIND: dict[str, int] = {tag: _SKIP for tag in SKIP_TAGS}
+_KIND.update({tag: _BLOCK for tag in BLOCK_TAGS})
+_KIND.update({tag: _PLAIN for tag in NO_ATTRIBUTE_TAGS})
+_KIND.update({"a": _LINK, "br": _BREAK, "img": _IMAGE})
+_SKIPPED_COUNTER = {tag: 1 << INPUTS for tag in INPUT_TAGS} | {
+    tag: 1 << EMBEDS for tag in EMBED_TAGS
+}
+_OWN_COUNTER = {"li": 1 << ITEMS, "p": 1 << PARAGRAPHS}
+
+_HIDDEN_STYLE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.IGNORECASE)
+
+
+@dataclass(slots=True)
+class Dom:
+    """Flat view of a document: block elements by pre-order index, lines in order."""
+
+    tag: list[str] = field(default_factory=list)
+    parent: list[int] = field(default_factory=list)
+    end: list[int] = field(default_factory=list)  # exclusive end of the subtree range
+    flags: list[int] = field(default_factory=list)
+    inherited: list[int] = field(default_factory=list)  # own flags | ancestors' flags
+    weight: list[int] = field(default_factory=list)  # class/id weight, Readability-style
+    signature: list[str] = field(default_factory=list)  # "class id", lower case
+    # Subtree totals.
+    chars: list[int] = field(default_factory=list)
+    link_chars: list[int] = field(default_factory=list)
+    counts: list[int] = field(default_factory=list)  # packed IMAGES ... PARAGRAPHS
+    # Lines in document order.
+    line_text: list[str] = field(default_factory=list)
+    line_owner: list[int] = field(default_factory=list)
+    line_links: list[int] = field(default_factory=list)
+
+    def count(self, index: int, what: int) -> int:
+        return (self.counts[index] >> what) & _MASK
+
+
+def _verdict(signature: str, token_cache: dict[str, int]) -> tuple[bool, int, int]:
+    """(hidden, class weight, flags) for a "class id" signature."""
+    bits = signature_bits(signature, token_cache)
+    if bits & HIDDEN:
+        return True, 0, 0
+    return False, class_weight(bits), UNLIKELY if is_unlikely(bits) else 0
+
+
+def _is_hidden(attrs: dict[str, str | None]) -> bool:
+    if "hidden" in attrs or attrs.get("aria-hidden") == "true":
+        return True
+    style = attrs.get("style")
+    return bool(style) and _HIDDEN_STYLE.search(style or "") is not None
+
+
+def _flush(dom: Dom, pieces: list[str], owner: int, links: int, in_pre: bool) -> None:
+    raw = "".join(pieces)
+    pieces.clear()
+    # <pre> keeps its own line breaks; elsewhere all white space is one space.
+    for chunk in raw.split("\n") if in_pre else (raw,):
+        text = " ".join(chunk.split())
+        if not text:
+            continue
+        charged = min(links, len(text))
+        links -= charged  # link text of a <pre> is charged to its first lines
+        dom.line_text.append(text)
+        dom.line_owner.append(owner)
+        dom.line_links.append(charged)
+        dom.chars[owner] += len(text)
+        dom.link_chars[owner] += charged
+
+
+def walk(start: LexborNode, *, max_elements: int) -> Dom:
+    """Walk the subtree under ``start`` (normally ``<body>``) into a ``Dom``."""
+    dom = Dom()
+    tags, parents, ends, flags_of, inherited_of = (
+        dom.tag,
+        dom.parent,
+        dom.end,
+        dom.flags,
+        dom.inherited,
+    )
+    weights, signatures, chars, links, counts = (
+        dom.weight,
+        dom.signature,
+        dom.chars,
+        dom.link_chars,
+        dom.counts,
+    )
+    # Class strings and their tokens repeat within a page: judge each once.
+    verdicts: dict[str, tuple[bool, int, int]] = {}
+    token_cache: dict[str, int] = {}
+    pieces: list[str] = []
+    link_len = 0
+    in_link = 0
+    in_pre = 0
+    owner = -1
+    # Ancestors descended into, and what closing each means: a block index, or -1
+    # for an inline element, -2 for a link.
+    ancestors: list[LexborNode] = []
+    closers: list[int] = []
+    node: LexborNode | None = start
+    while node is not None:
+        tag = node.tag or ""
+        descend = False
+        if tag == "-text":
+            text = node.text_content
+            if text:
+                if text.isspace():
+                    # Indentation between tags: only a word separator inside a line.
+                    if pieces:
+                        pieces.append(" ")
+                else:
+                    pieces.append(text)
+                    if in_link:
+                        link_len += len(text.strip())
+        elif tag[:1] != "-":  # not a comment or doctype
+            kind = _KIND.get(tag, _INLINE)
+            closer = -1
+            if kind == _SKIP:
+                if owner >= 0 and tag in _SKIPPED_COUNTER:
+                    counts[owner] += _SKIPPED_COUNTER[tag]
+            elif kind == _BREAK:
+                if pieces:
+                    _flush(dom, pieces, owner, link_len, in_pre > 0)
+                    link_len = 0
+            elif kind == _IMAGE:
+                if owner >= 0:
+                    counts[owner] += 1 << IMAGES
+            elif kind == _PLAIN:
+                descend = True
+            elif kind == _LINK:
+                descend = True
+                closer = -2
+                in_link += 1
+            else:
+                flags = weight = 0
+                signature = ""
+                attrs = node.attributes
+                if attrs:
+                    top = owner < 0  # the start node is never dropped
+                    if (
+                        not top
+                        and ("hidden" in attrs or "style" in attrs or "aria-hidden" in attrs)
+                        and _is_hidden(attrs)
+                    ):
+                        continue_walk = False
+                    else:
+                        continue_walk = True
+                        signature = f"{attrs.get('class') or ''} {attrs.get('id') or ''}"
+                        if len(signature) > 1:
+                            signature = signature.lower()
+                            verdict = verdicts.get(signature)
+                            if verdict is None:
+                                verdict = verdicts[signature] = _verdict(signature, token_cache)
+                            hidden, weight, flags = verdict
+                            if top:
+                                flags = 0
+                            elif hidden:
+                                continue_walk = False
+                        role = attrs.get("role")
+                        if role and role.lower() in BOILERPLATE_ROLES:
+                            flags |= BOILERPLATE
+                else:
+                    continue_walk = True
+                if continue_walk:
+                    descend = True
+                    if tag in BOILERPLATE_TAGS:
+                        flags |= BOILERPLATE
+                    if flags or kind == _BLOCK or "-" in tag or owner < 0:
+                        if len(tags) >= max_elements:
+                            descend = False
+                        else:
+                            if pieces:
+                                _flush(dom, pieces, owner, link_len, in_pre > 0)
+                                link_len = 0
+                            closer = len(tags)
+                            tags.append(tag)
+                            parents.append(owner)
+                            ends.append(closer + 1)
+                            flags_of.append(flags)
+                            inherited_of.append(
+                                flags | inherited_of[owner] if owner >= 0 else flags
+                            )
+                            weights.append(weight)
+                            signatures.append(signature)
+                            chars.append(0)
+                            links.append(0)
+                            counts.append(_OWN_COUNTER.get(tag, 0))
+                            owner = closer
+                            if tag == "pre":
+                                in_pre += 1
+            if descend:
+                child = node.child
+                if child is not None:
+                    ancestors.append(node)
+                    closers.append(closer)
+                    node = child
+                    continue
+                # An element without children closes at once.
+                if closer >= 0:
+                    if pieces:
+                        _flush(dom, pieces, owner, link_len, in_pre > 0)
+                        link_len = 0
+                    owner = parents[closer]
+                    if tag == "pre":
+                        in_pre -= 1
+                elif closer == -2:
+                    in_link -= 1
+        if not ancestors:
+            break
+        # Climb until a node has a next sibling, closing elements on the way.
+        nxt = node.next
+        while nxt is None and ancestors:
+            node = ancestors.pop()
+            closer = closers.pop()
+            if closer >= 0:
+                if pieces:
+                    _flush(dom, pieces, owner, link_len, in_pre > 0)
+                    link_len = 0
+                ends[closer] = len(tags)
+                owner = parents[closer]
+                if tags[closer] == "pre":
+                    in_pre -= 1
+            elif closer == -2:
+                in_link -= 1
+            if ancestors:
+                nxt = node.next
+        node = nxt if ancestors else None
+    if pieces and owner >= 0:
+        _flush(dom, pieces, owner, link_len, in_pre > 0)
+    _accumulate(dom)
+    return dom
+
+
+def _accumulate(dom: Dom) -> None:
+    """Turn own counts into subtree totals: children have larger indices than parents."""
+    parent, chars, links, counts = dom.parent, dom.chars, dom.link_chars, dom.counts
+    for i in range(len(parent) - 1, 0, -1):
+        p = parent[i]
+        chars[p] += chars[i]
+        links[p] += links[i]
+        counts[p] += counts[i]
