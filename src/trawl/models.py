@@ -32,7 +32,7 @@ class NewUrl:
     host: str
     depth: int
     priority: int
-    via: int | None = None  # fingerprint of the URL whose redirect led here
+    via: str | None = None  # the URL whose redirect led here
     hops: int = 0  # redirects followed to reach it
 
 
@@ -47,7 +47,7 @@ class Lease:
     priority: int
     attempts: int
     expires: float
-    via: int | None = None
+    via: str | None = None
     hops: int = 0
     etag: str | None = None
     last_modified: str | None = None
@@ -66,7 +66,7 @@ class UrlRecord:
     due: float | None
     attempts: int
     reason: str | None
-    via: int | None
+    via: str | None
     hops: int
     etag: str | None
     last_modified: str | None

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import zlib
+
 from tests.contract.conftest import SqliteBackend
 from trawl.models import NewUrl, UrlStatus
 from trawl.storage.base import Frontier
@@ -15,7 +17,7 @@ def url(
     u = f"https://{host}{path}"
     return NewUrl(
         url=u,
-        fp=fp if fp is not None else hash(u) & 0x7FFF_FFFF_FFFF,
+        fp=fp if fp is not None else zlib.crc32(u.encode()),
         host=host,
         depth=depth,
         priority=depth if priority is None else priority,
@@ -46,8 +48,14 @@ def test_fingerprint_collision_is_not_a_false_seen(backend: SqliteBackend) -> No
     f.add([url("a.example", "/x", fp=42)], now=T0)
     clash = f.add([url("a.example", "/y", fp=42), url("b.example", "/z", fp=42)], now=T0)
     assert sorted(u.url for u in clash.added) == ["https://a.example/y", "https://b.example/z"]
-    assert len({u.fp for u in clash.added} | {42}) == 3
+    fps = {u.url: u.fp for u in clash.added}
+    assert fps["https://a.example/y"] != 42  # probed past the clash within its host
+    assert fps["https://b.example/z"] == 42  # fingerprints are scoped by host
     assert f.add([url("a.example", "/y", fp=42)], now=T0).seen == 1
+    for u in clash.added:
+        record = f.lookup(u.url, u.host, 42)
+        assert record is not None
+        assert record.url == u.url
     assert sorted(drain(f, T0)) == [
         "https://a.example/x",
         "https://a.example/y",
@@ -85,14 +93,15 @@ def test_priority_order_within_a_host(backend: SqliteBackend) -> None:
 def test_hosts_come_in_ready_time_order(backend: SqliteBackend) -> None:
     f = backend.frontier()
     f.add([url("a.example", "/1"), url("a.example", "/2"), url("b.example", "/1")], now=T0)
-    la, lb = f.take(T0), f.take(T0)
-    assert la is not None and lb is not None
-    f.finish(la, UrlStatus.FETCHED, host_ready_at=T0 + 5)
-    f.finish(lb, UrlStatus.FETCHED, host_ready_at=T0 + 2)
+    leases = {lease.host: lease for lease in (f.take(T0), f.take(T0)) if lease is not None}
+    f.finish(leases["a.example"], UrlStatus.FETCHED, host_ready_at=T0 + 5)
+    f.finish(leases["b.example"], UrlStatus.FETCHED, host_ready_at=T0 + 2)
     assert f.next_wake(T0) == T0 + 5  # b.example has nothing left
     assert f.take(T0 + 4.9) is None
     nxt = f.take(T0 + 5)
-    assert nxt is not None and nxt.url == "https://a.example/2"
+    assert nxt is not None
+    assert nxt.host == "a.example"
+    assert nxt.url != leases["a.example"].url
     assert f.next_wake(T0 + 5) is None
 
 
@@ -115,7 +124,7 @@ def test_retry_waits_then_comes_back(backend: SqliteBackend) -> None:
     again = f.take(T0 + 30)
     assert again is not None and again.attempts == 1
     f.finish(again, UrlStatus.FAILED, host_ready_at=T0 + 31, reason="http 503")
-    record = f.get(again.fp)
+    record = f.get(again.host, again.fp)
     assert record is not None
     assert record.status is UrlStatus.FAILED
     assert record.reason == "http 503"
@@ -207,8 +216,8 @@ def test_set_status_after_fetch(backend: SqliteBackend) -> None:
     lease = f.take(T0)
     assert lease is not None
     f.finish(lease, UrlStatus.FETCHED, host_ready_at=T0, etag='"v1"', last_modified="x")
-    f.set_status(lease.fp, UrlStatus.PARSED)
-    record = f.get(lease.fp)
+    f.set_status(lease.host, lease.fp, UrlStatus.PARSED)
+    record = f.get(lease.host, lease.fp)
     assert record is not None
     assert record.status is UrlStatus.PARSED
     assert record.etag == '"v1"'

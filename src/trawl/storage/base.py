@@ -54,7 +54,9 @@ class Frontier(Protocol):
         """Give the URL back without counting an attempt (robots fetched first, shutdown)."""
         ...
 
-    def set_status(self, fp: int, status: UrlStatus, *, reason: str | None = None) -> None:
+    def set_status(
+        self, host: str, fp: int, status: UrlStatus, *, reason: str | None = None
+    ) -> None:
         """Record a later stage's outcome (parsed, skipped as duplicate, ...)."""
         ...
 
@@ -70,7 +72,11 @@ class Frontier(Protocol):
         """Lower a host's priority and cut its budget (it serves duplicates, traps, ...)."""
         ...
 
-    def get(self, fp: int) -> UrlRecord | None: ...
+    def get(self, host: str, fp: int) -> UrlRecord | None: ...
+
+    def lookup(self, url: str, host: str, fp: int) -> UrlRecord | None:
+        """The record of exactly ``url`` (its fingerprint ``fp`` may have been probed past)."""
+        ...
 
     def counts(self) -> dict[UrlStatus, int]:
         """How many URLs are in each status."""

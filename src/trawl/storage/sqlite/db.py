@@ -28,21 +28,24 @@ CREATE TABLE IF NOT EXISTS hosts (
     priority INTEGER NOT NULL DEFAULT 0,
     demoted_reason TEXT
 );
+-- Keyed by host first: the links of a page mostly point to its own host, so a batch
+-- of inserts touches few B-tree pages however large the table grows.
 CREATE TABLE IF NOT EXISTS urls (
-    fp INTEGER PRIMARY KEY,
-    url TEXT NOT NULL,
     host_id INTEGER NOT NULL,
+    fp INTEGER NOT NULL,
+    url TEXT NOT NULL,
     depth INTEGER NOT NULL,
     priority INTEGER NOT NULL,
     status INTEGER NOT NULL,
     due REAL,
     attempts INTEGER NOT NULL DEFAULT 0,
     reason TEXT,
-    via INTEGER,
+    via TEXT,
     hops INTEGER NOT NULL DEFAULT 0,
     etag TEXT,
-    last_modified TEXT
-);
+    last_modified TEXT,
+    PRIMARY KEY (host_id, fp)
+) WITHOUT ROWID;
 -- Per-host queues: only queued URLs are in this index, ordered by priority.
 CREATE INDEX IF NOT EXISTS urls_queue ON urls(host_id, priority) WHERE status = 0;
 -- Leases (in flight, due = expiry) and back-offs (waiting, due = next attempt).

@@ -124,7 +124,7 @@ class SqliteFrontier:
                 clashes.append(u)
         if not batch:
             return AddResult(())
-        known = self._existing(batch.keys())
+        known = self._existing(batch.values())
         added: list[NewUrl] = []
         rows: list[tuple[object, ...]] = []
         seen = 0
@@ -137,7 +137,7 @@ class SqliteFrontier:
                     continue
                 # A 64-bit collision between two different URLs: probe for a free slot so
                 # that neither URL is ever wrongly taken as seen.
-                slot = self._probe(fp, u.url)
+                slot = self._probe(self._hosts[u.host].id, fp, u.url)
                 if slot is None:
                     seen += 1
                     continue
@@ -150,13 +150,13 @@ class SqliteFrontier:
             host.admitted += 1
             host.queued += 1
             self._dirty.add(host.id)
-            rows.append((fp, u.url, host.id, u.depth, u.priority, u.via, u.hops))
+            rows.append((host.id, fp, u.url, u.depth, u.priority, u.via, u.hops))
             added.append(u if fp == u.fp else replace(u, fp=fp))
             if host.queued == 1 and not self._schedule.is_busy(host.name):
                 self._schedule.schedule(host.name, host.next_at, host.priority)
         if rows:
             self._c.executemany(
-                "INSERT INTO urls(fp, url, host_id, depth, priority, status, via, hops) "
+                "INSERT INTO urls(host_id, fp, url, depth, priority, status, via, hops) "
                 "VALUES(?, ?, ?, ?, ?, 0, ?, ?)",
                 rows,
             )
@@ -169,31 +169,47 @@ class SqliteFrontier:
                 dropped[reason] = dropped.get(reason, 0) + n
         return AddResult(tuple(added), seen=seen, dropped=dropped)
 
-    def _existing(self, fps: Iterable[int]) -> dict[int, str]:
+    def _existing(self, urls: Iterable[NewUrl]) -> dict[int, str]:
+        """fp -> stored URL for the offered URLs already known (same host, same fp)."""
+        keys: list[int] = []
+        hosts = self._hosts
+        for u in urls:
+            host = hosts.get(u.host)
+            if host is not None:
+                keys.append(host.id)
+                keys.append(u.fp)
         found: dict[int, str] = {}
-        keys = list(fps)
-        for i in range(0, len(keys), _MAX_PARAMS):
-            chunk = keys[i : i + _MAX_PARAMS]
-            marks = ",".join("?" * len(chunk))
-            found.update(self._c.execute(f"SELECT fp, url FROM urls WHERE fp IN ({marks})", chunk))
+        step = _MAX_PARAMS - _MAX_PARAMS % 2
+        for i in range(0, len(keys), step):
+            chunk = keys[i : i + step]
+            values = ",".join(["(?,?)"] * (len(chunk) // 2))
+            found.update(
+                self._c.execute(
+                    f"SELECT u.fp, u.url FROM (VALUES {values}) v "
+                    "CROSS JOIN urls u ON u.host_id = v.column1 AND u.fp = v.column2",
+                    chunk,
+                )
+            )
         return found
 
-    def _probe(self, fp: int, url: str) -> int | None:
+    def _probe(self, host_id: int, fp: int, url: str) -> int | None:
         """The slot for ``url`` after a collision at ``fp``; None if ``url`` is stored there."""
         for step in range(1, 64):
             candidate = (fp + step + (1 << 63)) % _INT64 - (1 << 63)
-            row = self._c.execute("SELECT url FROM urls WHERE fp=?", (candidate,)).fetchone()
+            row = self._c.execute(
+                "SELECT url FROM urls WHERE host_id=? AND fp=?", (host_id, candidate)
+            ).fetchone()
             if row is None:
                 return candidate
             if row[0] == url:
                 return None
         return None
 
-    def lookup(self, url: str, fp: int) -> UrlRecord | None:
+    def lookup(self, url: str, host: str, fp: int) -> UrlRecord | None:
         """The record of ``url`` whose fingerprint is ``fp``, following collision probes."""
         for step in range(64):
             candidate = (fp + step + (1 << 63)) % _INT64 - (1 << 63)
-            record = self.get(candidate)
+            record = self.get(host, candidate)
             if record is None or record.url == url:
                 return record
         return None
@@ -219,7 +235,9 @@ class SqliteFrontier:
                 continue
             fp, url, depth, priority, attempts, via, hops, etag, last_modified = row
             expires = now + self._lease
-            c.execute("UPDATE urls SET status=1, due=? WHERE fp=?", (expires, fp))
+            c.execute(
+                "UPDATE urls SET status=1, due=? WHERE host_id=? AND fp=?", (expires, host.id, fp)
+            )
             host.queued -= 1
             self._dirty.add(host.id)
             self._move(UrlStatus.QUEUED, UrlStatus.IN_FLIGHT)
@@ -246,7 +264,8 @@ class SqliteFrontier:
 
     def _end_lease(self, lease: Lease, sql: str, params: tuple[object, ...]) -> bool:
         cur = self._c.execute(
-            sql + " WHERE fp=? AND status=1 AND due=?", (*params, lease.fp, lease.expires)
+            sql + " WHERE host_id=? AND fp=? AND status=1 AND due=?",
+            (*params, self._hosts[lease.host].id, lease.fp, lease.expires),
         )
         return cur.rowcount == 1
 
@@ -286,13 +305,23 @@ class SqliteFrontier:
             self._dirty.add(host.id)
         self._release(lease.host, host_ready_at)
 
-    def set_status(self, fp: int, status: UrlStatus, *, reason: str | None = None) -> None:
-        row = self._c.execute("SELECT status FROM urls WHERE fp=?", (fp,)).fetchone()
+    def set_status(
+        self, host: str, fp: int, status: UrlStatus, *, reason: str | None = None
+    ) -> None:
+        h = self._hosts.get(host)
+        if h is None:
+            return
+        row = self._c.execute(
+            "SELECT status FROM urls WHERE host_id=? AND fp=?", (h.id, fp)
+        ).fetchone()
         if row is None or row[0] == status:
             return
         if UrlStatus(row[0]) in (UrlStatus.QUEUED, UrlStatus.IN_FLIGHT, UrlStatus.WAITING):
             raise ValueError(f"set_status is for finished URLs, not {UrlStatus(row[0]).label}")
-        self._c.execute("UPDATE urls SET status=?, reason=? WHERE fp=?", (int(status), reason, fp))
+        self._c.execute(
+            "UPDATE urls SET status=?, reason=? WHERE host_id=? AND fp=?",
+            (int(status), reason, h.id, fp),
+        )
         self._move(UrlStatus(row[0]), status)
 
     # -- time-driven returns -------------------------------------------------------
@@ -301,7 +330,8 @@ class SqliteFrontier:
         if not rows:
             return 0
         self._c.executemany(
-            "UPDATE urls SET status=0, due=NULL WHERE fp=?", [(fp,) for fp, _ in rows]
+            "UPDATE urls SET status=0, due=NULL WHERE host_id=? AND fp=?",
+            [(host_id, fp) for fp, host_id in rows],
         )
         self._move(old, UrlStatus.QUEUED, len(rows))
         for _fp, host_id in rows:
@@ -368,16 +398,18 @@ class SqliteFrontier:
     def next_wake(self, now: float) -> float | None:
         return self._schedule.next_wake(now)
 
-    def get(self, fp: int) -> UrlRecord | None:
+    def get(self, host: str, fp: int) -> UrlRecord | None:
+        h = self._hosts.get(host)
+        if h is None:
+            return None
         row = self._c.execute(
-            "SELECT u.fp, u.url, h.name, u.depth, u.priority, u.status, u.due, u.attempts, "
-            "u.reason, u.via, u.hops, u.etag, u.last_modified "
-            "FROM urls u JOIN hosts h ON h.id = u.host_id WHERE u.fp=?",
-            (fp,),
+            "SELECT fp, url, depth, priority, status, due, attempts, reason, via, hops, etag, "
+            "last_modified FROM urls WHERE host_id=? AND fp=?",
+            (h.id, fp),
         ).fetchone()
         if row is None:
             return None
-        fp_, url, host, depth, priority, status, due, attempts, reason, via, hops, etag, lm = row
+        fp_, url, depth, priority, status, due, attempts, reason, via, hops, etag, lm = row
         return UrlRecord(
             fp=fp_,
             url=url,

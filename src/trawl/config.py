@@ -1,0 +1,290 @@
+"""The crawl's settings: one frozen, typed config, merged from a file, env and the CLI.
+
+Nothing reads settings from anywhere else: the composition root (crawl.py) builds
+every component from a ``CrawlConfig``.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any, Literal
+
+from trawl import __version__
+from trawl.errors import ConfigError
+
+Scope = Literal["host", "domain", "any", "allowlist"]
+Purpose = Literal["search", "training"]
+IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
+
+# Robots.txt product tokens of AI crawlers, honoured together with our own token when a
+# crawl gathers training data (a URL is skipped if any of them is disallowed).
+AI_OPT_OUT_AGENTS: tuple[str, ...] = (
+    "GPTBot",
+    "ChatGPT-User",
+    "CCBot",
+    "Google-Extended",
+    "anthropic-ai",
+    "ClaudeBot",
+    "Claude-Web",
+    "Applebot-Extended",
+    "Bytespider",
+    "cohere-ai",
+    "PerplexityBot",
+    "Meta-ExternalAgent",
+    "FacebookBot",
+    "Amazonbot",
+    "Diffbot",
+    "omgili",
+    "Omgilibot",
+    "ImagesiftBot",
+    "Timpibot",
+    "YouBot",
+)
+
+KIB = 1024
+MIB = 1024 * KIB
+GIB = 1024 * MIB
+
+
+@dataclass(frozen=True, slots=True)
+class Timeouts:
+    connect: float = 10.0
+    first_byte: float = 30.0
+    total: float = 60.0
+
+
+@dataclass(frozen=True, slots=True)
+class CrawlConfig:
+    """Everything one crawl needs to know. Defaults are polite and safe."""
+
+    data_dir: Path
+    seeds: tuple[str, ...] = ()
+    # Who we are: the product token robots.txt groups match, and where to reach us.
+    agent: str = "trawl"
+    contact: str = "https://trawl.invalid/bot"
+    purpose: Purpose = "search"
+    ai_opt_outs: bool | None = None  # None: on for training crawls, off for search
+    opt_out_agents: tuple[str, ...] = AI_OPT_OUT_AGENTS
+    # Politeness.
+    delay: float = 1.0
+    max_crawl_delay: float = 30.0
+    max_backoff_delay: float = 600.0
+    # Limits.
+    max_pages: int | None = None
+    max_depth: int = 20
+    max_per_host: int | None = None
+    max_duration: float | None = None
+    # Scope.
+    scope: Scope = "host"
+    allowed_hosts: tuple[str, ...] = ()
+    strip_tracking: bool = False
+    follow_nofollow_links: bool = False
+    # Traps.
+    max_url_length: int = 2048
+    max_query_params: int = 12
+    max_repeated_segments: int = 2
+    # Network.
+    allow_networks: tuple[IPNetwork, ...] = ()
+    resolve: Mapping[str, str] = field(default_factory=dict)
+    timeouts: Timeouts = field(default_factory=Timeouts)
+    max_body_bytes: int = 10 * MIB
+    max_redirects: int = 5
+    max_in_flight: int = 512
+    dns_min_ttl: float = 30.0
+    dns_max_ttl: float = 3600.0
+    # Retries.
+    max_attempts: int = 3
+    retry_base: float = 30.0
+    retry_max: float = 3600.0
+    # Storage.
+    warc_max_bytes: int = 1 * GIB
+    text_max_bytes: int = 256 * MIB
+    commit_interval: float = 0.5
+    fsync: bool = True
+    parse_workers: int = field(default_factory=lambda: max(1, os.cpu_count() or 1))
+
+    def __post_init__(self) -> None:
+        _check(self)
+
+    @property
+    def user_agent(self) -> str:
+        return f"Mozilla/5.0 (compatible; {self.agent}/{__version__}; +{self.contact})"
+
+    @property
+    def robots_agents(self) -> tuple[str, ...]:
+        """Product tokens checked in robots.txt: ours, plus AI opt-outs for training."""
+        if self.honour_ai_opt_outs:
+            return (self.agent, *self.opt_out_agents)
+        return (self.agent,)
+
+    @property
+    def honour_ai_opt_outs(self) -> bool:
+        return self.purpose == "training" if self.ai_opt_outs is None else self.ai_opt_outs
+
+    def with_changes(self, **changes: Any) -> CrawlConfig:
+        return replace(self, **changes)
+
+
+def _check(c: CrawlConfig) -> None:
+    if not c.agent or any(ch.isspace() or ch in "/;()" for ch in c.agent):
+        raise ConfigError(f"agent must be a bare product token, got {c.agent!r}")
+    for name in ("delay", "max_crawl_delay", "retry_base", "retry_max", "commit_interval"):
+        if getattr(c, name) < 0:
+            raise ConfigError(f"{name} must not be negative")
+    for name in ("max_pages", "max_per_host", "max_duration"):
+        value = getattr(c, name)
+        if value is not None and value <= 0:
+            raise ConfigError(f"{name} must be positive")
+    positive = (
+        "max_depth",
+        "max_url_length",
+        "max_body_bytes",
+        "max_in_flight",
+        "max_attempts",
+        "warc_max_bytes",
+        "text_max_bytes",
+        "parse_workers",
+    )
+    for name in positive:
+        if getattr(c, name) <= 0:
+            raise ConfigError(f"{name} must be positive")
+    if c.max_redirects < 0 or c.max_query_params < 0 or c.max_repeated_segments < 1:
+        raise ConfigError("max_redirects, max_query_params and max_repeated_segments are bounds")
+    if c.scope not in ("host", "domain", "any", "allowlist"):
+        raise ConfigError(f"scope must be host, domain, any or allowlist, got {c.scope!r}")
+    if c.scope == "allowlist" and not c.allowed_hosts:
+        raise ConfigError("scope allowlist needs allowed_hosts")
+    if c.purpose not in ("search", "training"):
+        raise ConfigError(f"purpose must be search or training, got {c.purpose!r}")
+    t = c.timeouts
+    if min(t.connect, t.first_byte, t.total) <= 0:
+        raise ConfigError("timeouts must be positive")
+
+
+# -- merging sources ------------------------------------------------------------------
+
+_ENV_PREFIX = "TRAWL_"
+
+
+def parse_network(text: str) -> IPNetwork:
+    try:
+        return ipaddress.ip_network(text.strip(), strict=False)
+    except ValueError as exc:
+        raise ConfigError(f"not a network: {text!r}") from exc
+
+
+def parse_resolve(entries: list[str]) -> dict[str, str]:
+    """``HOST=IP`` entries (also lines of a resolve file) into a mapping."""
+    out: dict[str, str] = {}
+    for raw in entries:
+        line = raw.split("#", 1)[0].strip()
+        if not line:
+            continue
+        host, sep, ip = line.partition("=")
+        if not sep:
+            host, _, ip = line.partition(" ")
+        host, ip = host.strip().lower().rstrip("."), ip.strip().strip("[]")
+        try:
+            ipaddress.ip_address(ip)
+        except ValueError:
+            raise ConfigError(f"resolve entry needs HOST=IP, got {raw!r}") from None
+        if not host:
+            raise ConfigError(f"resolve entry needs HOST=IP, got {raw!r}")
+        out[host] = ip
+    return out
+
+
+def read_resolve_file(path: Path) -> dict[str, str]:
+    try:
+        return parse_resolve(path.read_text(encoding="utf-8").splitlines())
+    except OSError as exc:
+        raise ConfigError(f"cannot read resolve file {path}: {exc}") from exc
+
+
+def _coerce(name: str, value: Any) -> Any:
+    """Turn file/env values into the field's type."""
+    if name == "data_dir":
+        return Path(value)
+    if name in ("seeds", "allowed_hosts", "opt_out_agents"):
+        if isinstance(value, str):
+            value = [v for v in (p.strip() for p in value.split(",")) if v]
+        return tuple(value)
+    if name == "allow_networks":
+        if isinstance(value, str):
+            value = value.split(",")
+        return tuple(parse_network(v) for v in value)
+    if name == "resolve":
+        if isinstance(value, str):
+            return parse_resolve(value.split(","))
+        if isinstance(value, Mapping):
+            return parse_resolve([f"{k}={v}" for k, v in value.items()])
+        return parse_resolve(list(value))
+    if name == "timeouts":
+        if isinstance(value, Timeouts):
+            return value
+        return Timeouts(**{k: float(v) for k, v in dict(value).items()})
+    return value
+
+
+_FIELDS = {f.name: f for f in fields(CrawlConfig)}
+_NUMERIC = {
+    name: f.type
+    for name, f in _FIELDS.items()
+    if isinstance(f.type, str) and f.type.split(" ")[0] in ("int", "float")
+}
+
+
+def _from_env(env: Mapping[str, str]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, raw in env.items():
+        if not key.startswith(_ENV_PREFIX):
+            continue
+        name = key[len(_ENV_PREFIX) :].lower()
+        if name not in _FIELDS:
+            continue
+        value: Any = raw
+        kind = _NUMERIC.get(name)
+        try:
+            if kind is not None:
+                value = float(raw) if kind.startswith("float") else int(raw)
+            elif _FIELDS[name].type in ("bool", "bool | None"):
+                value = raw.strip().lower() in ("1", "true", "yes", "on")
+        except ValueError:
+            raise ConfigError(f"{key}={raw!r} is not a number") from None
+        out[name] = value
+    return out
+
+
+def load_config(
+    *,
+    file: Path | None = None,
+    env: Mapping[str, str] | None = None,
+    overrides: Mapping[str, Any] | None = None,
+) -> CrawlConfig:
+    """Merge settings: defaults < config file (TOML) < TRAWL_* environment < overrides."""
+    merged: dict[str, Any] = {}
+    if file is not None:
+        try:
+            data = tomllib.loads(file.read_text(encoding="utf-8"))
+        except (OSError, tomllib.TOMLDecodeError) as exc:
+            raise ConfigError(f"cannot read config {file}: {exc}") from exc
+        section = data.get("crawl", data)
+        unknown = set(section) - set(_FIELDS)
+        if unknown:
+            raise ConfigError(f"unknown settings in {file}: {', '.join(sorted(unknown))}")
+        merged.update(section)
+    merged.update(_from_env(env if env is not None else os.environ))
+    for key, value in (overrides or {}).items():
+        if value is not None:
+            merged[key] = value
+    if "data_dir" not in merged:
+        raise ConfigError("a data directory is required (--data DIR)")
+    try:
+        return CrawlConfig(**{k: _coerce(k, v) for k, v in merged.items()})
+    except TypeError as exc:
+        raise ConfigError(str(exc)) from exc
