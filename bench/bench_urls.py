@@ -17,6 +17,8 @@ import random
 import time
 from collections.abc import Callable
 
+import can_ada
+
 from trawl.urls import fingerprint, join, normalize
 
 _WORDS = (
@@ -146,10 +148,20 @@ def main() -> None:
             fingerprint(join(base, href))
         return len(relative)
 
+    def run_parse_only() -> int:
+        # The floor: what ada alone costs (parse and serialise), for comparison.
+        for url in absolute:
+            can_ada.parse(url).href  # noqa: B018
+        return len(absolute)
+
     run_normalize()  # warm up caches and the interpreter's specialisation
     run_join()
     print(f"{args.count} links per mix, seed {args.seed}, best of {args.repeat} runs, one core")
-    for name, run in (("normalize+fingerprint", run_normalize), ("join+fingerprint", run_join)):
+    for name, run in (
+        ("normalize+fingerprint", run_normalize),
+        ("join+fingerprint", run_join),
+        ("baseline: ada parse+href", run_parse_only),
+    ):
         wall, cpu, done = _time(run, args.repeat)
         print(
             f"{name:24s} {done / wall:>10,.0f} URLs/s wall  {done / cpu:>10,.0f} URLs/s cpu"

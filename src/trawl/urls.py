@@ -3,27 +3,39 @@
 Every link the parse stage finds goes through :func:`join` (or :func:`normalize`)
 before it meets the URL-seen set, so this module sits on the hottest path of the
 crawl. Parsing is the WHATWG URL Standard as implemented by ada (``can_ada``): that
-is what browsers do with the links people write, so backslashes in http(s) URLs are
-path separators, tabs, CR and LF anywhere are dropped, leading and trailing C0
-controls and spaces are stripped, hosts go through UTS 46 (non-transitional) to
-A-labels, and WHATWG IPv4 spellings (``0x7f.1``, ``2130706433``, ``0177.0.0.1``,
-``127.1``) become dotted decimal. The WHATWG result is then brought to the RFC 3986
-section 6 normal form:
+is what browsers do with the links people write, so for http(s) a backslash is a
+path separator, tabs, CR and LF anywhere are dropped, leading and trailing C0
+controls and spaces are stripped, missing or extra slashes after the scheme are
+tolerated (``http:a.example`` and ``http:///a.example`` are ``http://a.example/``),
+and WHATWG IPv4 spellings (``0x7f.1``, ``2130706433``, ``0177.0.0.1``, ``127.1``)
+become dotted decimal. The WHATWG result is then brought to the RFC 3986 section 6
+normal form:
 
 - scheme and host lower case, one trailing dot removed from the host, default and
   empty ports removed, empty path becomes ``/``, dot segments removed (also when
-  written ``%2E``), IPv6 literals in RFC 5952 form;
+  written ``%2E``), IPv6 literals compressed as RFC 5952 says (an IPv4-mapped address
+  is written in hex, ``[::ffff:102:304]``, as WHATWG serialises it);
 - percent-encoding hex in upper case and escapes of unreserved characters
   (ALPHA DIGIT ``-._~``) decoded, in the userinfo, path and query; escapes of
   reserved characters are kept; characters RFC 3986 forbids in a path or query
-  (``[ ] \\ ^ ` { | }``, spaces, controls, non-ASCII) are percent-encoded as UTF-8;
+  (``[ ] \\ ^ ` { | }``, spaces, controls, non-ASCII) are percent-encoded as UTF-8.
+  In a query WHATWG also encodes ``'`` as ``%27``; that is kept;
 - a stray ``%`` (not followed by two hex digits) is kept as a literal ``%``, not
   encoded as ``%25``; an escape of a hex digit right after a stray ``%`` stays encoded
-  so that decoding it cannot create a new escape (``%%34`` stays ``%%34``), which keeps
-  the normal form idempotent;
+  so that decoding it cannot forge a new escape (``%%34%31`` becomes ``%%341``, not
+  ``%41``), which keeps the normal form idempotent;
+- the userinfo is kept (an empty one, ``http://@a/``, is dropped as WHATWG does);
 - the query keeps its order, its empty parameters and a bare ``?``; known tracking
-  parameters (:data:`TRACKING_PARAMS`) are removed only on request;
+  parameters (:data:`TRACKING_PARAMS`, :data:`TRACKING_PARAM_PREFIXES`) are removed
+  only on request, splitting the query on ``&`` only;
 - the fragment is dropped; runs of slashes in the path are kept.
+
+Hosts: IDNs go through UTS 46 non-transitional processing as WHATWG specifies it
+(CheckBidi and CheckJoiners on, STD3 rules off, so ``a_b.example`` is accepted);
+invalid punycode, disallowed code points and bidi or joiner violations are
+``bad IDN``. On top of WHATWG, what DNS cannot carry is an error: an empty label
+(``a..b``, ``.a``, two trailing dots), a label over 63 octets, a name over 253 octets
+(``bad host``, or ``bad IDN`` for an over-long A-label), and port 0 (``bad port``).
 
 Policies the standards leave open are documented where they are decided:
 :func:`join` (scheme-only references), :func:`host_key` (the politeness key) and
@@ -97,16 +109,23 @@ TRACKING_PARAM_PREFIXES: tuple[str, ...] = ("utm_",)
 _HEX = "0123456789ABCDEFabcdef"
 _HEX_DIGITS = frozenset(_HEX)
 _UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
-# What a valid escape or a forbidden ASCII character becomes in the normal form.
-_REPLACE: dict[str, str] = {}
-for _hi in _HEX:
-    for _lo in _HEX:
-        _char = chr(int(_hi + _lo, 16))
-        _REPLACE["%" + _hi + _lo] = _char if _char in _UNRESERVED else "%" + (_hi + _lo).upper()
 # ada leaves these in a path or query; RFC 3986 allows none of them there.
 _FORBIDDEN = "[]\\^`{|}"
-for _char in _FORBIDDEN:
-    _REPLACE[_char] = f"%{ord(_char):02X}"
+
+
+def _replacements() -> dict[str, str]:
+    """What each valid escape and each forbidden ASCII character becomes."""
+    table: dict[str, str] = {}
+    for high in _HEX:
+        for low in _HEX:
+            char = chr(int(high + low, 16))
+            table[f"%{high}{low}"] = char if char in _UNRESERVED else f"%{high}{low}".upper()
+    for char in _FORBIDDEN:
+        table[char] = f"%{ord(char):02X}"
+    return table
+
+
+_REPLACE = _replacements()
 _NEEDS_WORK = re.compile(r"[%\[\]\\^`{|}]")
 _TOKEN = re.compile(r"%[0-9A-Fa-f]{2}|[\[\]\\^`{|}]")
 _STRAY_PCT = re.compile(r"%(?![0-9A-Fa-f]{2})")
@@ -133,7 +152,12 @@ def normalize(url: str, *, strip_tracking: bool = False) -> str:
         parsed = can_ada.parse(url)
     except Exception:  # ValueError, or TypeError for lone surrogates
         raise _diagnose(url) from None
-    return _normal_form(parsed, url, strip_tracking)
+    try:
+        return _normal_form(parsed, url, strip_tracking)
+    except UrlError:
+        raise
+    except Exception as error:  # pragma: no cover - a safety net: only UrlError escapes
+        raise UrlError("unparseable URL", url) from error
 
 
 def join(base: str, href: str, *, strip_tracking: bool = False) -> str:
@@ -154,7 +178,12 @@ def join(base: str, href: str, *, strip_tracking: bool = False) -> str:
         parsed = base_url + href
     except Exception:
         raise _diagnose_reference(base, href) from None
-    return _normal_form(parsed, href, strip_tracking)
+    try:
+        return _normal_form(parsed, href, strip_tracking)
+    except UrlError:
+        raise
+    except Exception as error:  # pragma: no cover - a safety net: only UrlError escapes
+        raise UrlError("unparseable URL", href) from error
 
 
 def fingerprint(normal_url: str) -> int:
@@ -166,8 +195,12 @@ def fingerprint(normal_url: str) -> int:
     processes and runs; the caller passes the normal form (this function does not
     normalise).
     """
-    value: int = xxhash.xxh3_64_intdigest(normal_url.encode("utf-8", "surrogatepass"))
-    return value - 0x10000000000000000 if value & 0x8000000000000000 else value
+    try:
+        data = normal_url.encode()
+    except UnicodeEncodeError:  # lone surrogates: not a normal form, but never raise
+        data = normal_url.encode("utf-8", "surrogatepass")
+    value: int = xxhash.xxh3_64_intdigest(data)
+    return value - 0x10000000000000000 if value > 0x7FFFFFFFFFFFFFFF else value
 
 
 def host_key(normal_url: str) -> str:
@@ -343,6 +376,13 @@ def _diagnose(url: str) -> UrlError:
     """Name what is wrong with a URL that ada rejected (slow path, errors only)."""
     if not isinstance(url, str):
         return UrlError("not a string", repr(url))
+    try:
+        return _diagnose_text(url)
+    except Exception:  # pragma: no cover - a safety net: diagnosing must not raise
+        return UrlError("unparseable URL", url)
+
+
+def _diagnose_text(url: str) -> UrlError:
     text = url.strip(_WHATWG_STRIP).translate(_TAB_NEWLINE)
     scheme_match = _SCHEME.match(text)
     if scheme_match is None:
@@ -359,7 +399,10 @@ def _diagnose(url: str) -> UrlError:
         port = port[1:] if port.startswith(":") else port
     else:
         host, _, port = hostport.partition(":")
-    if port and (not port.isascii() or not port.isdigit() or int(port) > 65535):
+    digits = port.lstrip("0")
+    if port and (
+        not port.isascii() or not port.isdigit() or len(digits) > 5 or int(digits or 0) > 65535
+    ):
         return UrlError("bad port", url)
     if not host:
         return UrlError("empty host", url)

@@ -368,6 +368,30 @@ def test_bad_host(url: str) -> None:
     assert _reason(url) == "bad host"
 
 
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://a.example:" + "9" * 5000 + "/",
+        "http://a.example:" + "0" * 5000 + "80/\ud800",
+        "http://" + "a" * 100_000 + "/",
+        "http://[" + "1:" * 5000 + "]/",
+        "\ud800:x",
+        "http:\ud800",
+    ],
+)
+def test_huge_or_odd_inputs_only_raise_url_error(url: str) -> None:
+    with pytest.raises(UrlError):
+        normalize(url)
+    with pytest.raises(UrlError):
+        join("https://a.example/", url)
+
+
+def test_long_runs_of_stray_percent_signs_are_kept() -> None:
+    url = "http://a.example/" + "%" * 10_000 + "%41"
+    assert normalize(url) == "http://a.example/" + "%" * 10_000 + "%41"
+    assert normalize(normalize(url)) == normalize(url)
+
+
 def test_url_error_is_a_value_error_with_reason_and_url() -> None:
     with pytest.raises(ValueError, match="unsupported scheme") as caught:
         normalize("mailto:x")
