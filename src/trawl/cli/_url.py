@@ -72,10 +72,11 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
         metavar="CIDR",
         action="append",
         default=[],
-        type=_network,
         help="a network to allow even though it is private (repeatable), e.g. 127.0.0.0/8",
     )
-    check_parser.add_argument("target", metavar="URL_OR_IP")
+    check_parser.add_argument(
+        "target", metavar="URL_OR_IP", help="an http(s) URL, an IP address or a host name"
+    )
     check_parser.set_defaults(handler=_check_address)
 
 
@@ -88,10 +89,8 @@ def _add_strip_tracking(parser: argparse.ArgumentParser) -> None:
 
 
 def _network(text: str) -> IPNetwork:
-    try:
-        return ipaddress.ip_network(text.strip().strip("[]"), strict=True)
-    except ValueError as error:
-        raise argparse.ArgumentTypeError(f"not a network: {error}") from None
+    """A CIDR network; host bits must be zero, so a typo cannot open more than meant."""
+    return ipaddress.ip_network(text.strip().strip("[]"), strict=True)
 
 
 def _fail(command: str, message: str, code: int = _USAGE_ERROR) -> int:
@@ -124,7 +123,11 @@ def _fingerprint(args: argparse.Namespace) -> int:
 
 
 def _check_address(args: argparse.Namespace) -> int:
-    guard = AddressGuard(allow_networks=args.allow_network)
+    try:
+        networks = [_network(text) for text in args.allow_network]
+    except ValueError as error:
+        return _fail("check-address", f"--allow-network: not a network: {error}")
+    guard = AddressGuard(allow_networks=networks)
     target: str = args.target.strip()
     host = target
     if "://" in target:
@@ -143,7 +146,10 @@ def _check_address(args: argparse.Namespace) -> int:
             infos = socket.getaddrinfo(value, None, proto=socket.IPPROTO_TCP)
         except (OSError, UnicodeError) as error:
             return _fail("check-address", f"cannot resolve {value}: {error}", _LOOKUP_FAILED)
-        for address in sorted({str(info[4][0]) for info in infos}):
+        addresses = sorted({str(info[4][0]) for info in infos})
+        if not addresses:
+            return _fail("check-address", f"cannot resolve {value}: no address", _LOOKUP_FAILED)
+        for address in addresses:
             blocked = guard.check_ip(address)
             if blocked is not None:
                 reason = f"{value} resolves to {address}: {blocked}"
