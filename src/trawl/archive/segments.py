@@ -1,0 +1,147 @@
+"""Append-only files rotated at a size limit, cut back to the last commit on open.
+
+WARC files, text files and the event log all follow one rule: bytes appended after
+the last database commit are not referenced by anything durable, so on open each log
+is truncated to its committed position (a record cut off by kill -9 disappears with
+them) and the work that wrote them is redone. Every file therefore ends on a whole
+record, and nothing committed is ever rewritten.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True, slots=True)
+class Location:
+    """Where one appended record lies: file name (relative to the log's folder), range."""
+
+    file: str
+    offset: int
+    length: int
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class Position:
+    """The end of the log: file index and byte offset in it."""
+
+    index: int
+    offset: int
+
+    def dump(self) -> str:
+        return f"{self.index}:{self.offset}"
+
+    @classmethod
+    def load(cls, text: str) -> Position:
+        index, _, offset = text.partition(":")
+        return cls(int(index), int(offset))
+
+
+class SegmentLog:
+    """``<dir>/<prefix>-NNNNN<suffix>`` files; one writer; rotation at ``max_bytes``."""
+
+    def __init__(
+        self,
+        directory: Path,
+        *,
+        prefix: str,
+        suffix: str,
+        max_bytes: int,
+        committed: Position | None,
+        fsync: bool = True,
+    ) -> None:
+        self.directory = directory
+        self._prefix = prefix
+        self._suffix = suffix
+        self._max = max_bytes
+        self._fsync = fsync
+        self._pattern = re.compile(re.escape(prefix) + r"-(\d{5,})" + re.escape(suffix) + "$")
+        directory.mkdir(parents=True, exist_ok=True)
+        self.recovered_bytes = self._recover(committed or Position(1, 0))
+        start = committed or Position(1, 0)
+        self._index = start.index
+        self._file = open(self._path(self._index), "ab")  # noqa: SIM115 - held open
+        self._offset = self._file.tell()
+        self._unsynced = False
+
+    def _path(self, index: int) -> Path:
+        return self.directory / self.name(index)
+
+    def name(self, index: int) -> str:
+        return f"{self._prefix}-{index:05d}{self._suffix}"
+
+    def files(self) -> list[Path]:
+        """The log's files in order."""
+        found = []
+        for p in self.directory.iterdir():
+            m = self._pattern.match(p.name)
+            if m:
+                found.append((int(m.group(1)), p))
+        return [p for _, p in sorted(found)]
+
+    def _recover(self, committed: Position) -> int:
+        """Drop what was appended after ``committed``; returns the bytes dropped."""
+        dropped = 0
+        for p in self.files():
+            index = int(self._pattern.match(p.name).group(1))  # type: ignore[union-attr]
+            size = p.stat().st_size
+            if index > committed.index:
+                dropped += size
+                p.unlink()
+            elif index == committed.index and size > committed.offset:
+                dropped += size - committed.offset
+                with open(p, "r+b") as f:
+                    f.truncate(committed.offset)
+                    os.fsync(f.fileno())
+        return dropped
+
+    @property
+    def current(self) -> str:
+        return self.name(self._index)
+
+    def position(self) -> Position:
+        return Position(self._index, self._offset)
+
+    def would_rotate(self, size: int) -> bool:
+        return self._offset > 0 and self._offset + size > self._max
+
+    def rotate(self) -> None:
+        """Start the next file (the caller may then write a header record into it)."""
+        self.sync()
+        self._file.close()
+        self._index += 1
+        self._file = open(self._path(self._index), "ab")  # noqa: SIM115 - held open
+        self._offset = 0
+
+    def append(self, data: bytes) -> Location:
+        """Write one whole record; it becomes durable at the next ``sync`` + commit."""
+        if self.would_rotate(len(data)):
+            self.rotate()
+        offset = self._offset
+        self._file.write(data)
+        self._offset += len(data)
+        self._unsynced = True
+        return Location(self.current, offset, len(data))
+
+    def sync(self) -> Position:
+        """Flush (and fsync) what was appended; returns the position now safe to commit."""
+        if self._unsynced:
+            self._file.flush()
+            if self._fsync:
+                os.fsync(self._file.fileno())
+            self._unsynced = False
+        return self.position()
+
+    def read(self, location: Location) -> bytes:
+        if location.file == self.current:
+            self._file.flush()
+        with open(self.directory / location.file, "rb") as f:
+            f.seek(location.offset)
+            return f.read(location.length)
+
+    def close(self) -> None:
+        self.sync()
+        self._file.close()
