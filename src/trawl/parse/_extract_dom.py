@@ -27,6 +27,7 @@ from trawl.parse._extract_signals import (
     EMBED_TAGS,
     HIDDEN,
     INPUT_TAGS,
+    META,
     NO_ATTRIBUTE_TAGS,
     SKIP_TAGS,
     class_weight,
@@ -37,6 +38,7 @@ from trawl.parse._extract_signals import (
 # Element flags.
 UNLIKELY = 1  # class/id says boilerplate (Readability's "unlikely candidate")
 BOILERPLATE = 2  # nav/aside/footer tags or a landmark role that is never article text
+SHORT_META = 4  # byline, date, caption, credit: dropped when short
 
 # Per-element counters, packed into one int: 32 bits each (an element holds far fewer
 # than 2**32 of anything), so one addition accumulates all of them.
@@ -86,7 +88,8 @@ def _verdict(signature: str, token_cache: dict[str, int]) -> tuple[bool, int, in
     bits = signature_bits(signature, token_cache)
     if bits & HIDDEN:
         return True, 0, 0
-    return False, class_weight(bits), UNLIKELY if is_unlikely(bits) else 0
+    flags = (UNLIKELY if is_unlikely(bits) else 0) | (SHORT_META if bits & META else 0)
+    return False, class_weight(bits), flags
 
 
 def _is_hidden(attrs: dict[str, str | None]) -> bool:
@@ -160,6 +163,7 @@ def walk(start: LexborNode, *, max_elements: int) -> Dom:
         elif tag[:1] != "-":  # not a comment or doctype
             kind = _KIND.get(tag, _INLINE)
             closer = -1
+            leaf = False
             if kind == _SKIP:
                 if owner >= 0 and tag in _SKIPPED_COUNTER:
                     counts[owner] += _SKIPPED_COUNTER[tag]
@@ -230,11 +234,14 @@ def walk(start: LexborNode, *, max_elements: int) -> Dom:
                             chars.append(0)
                             links.append(0)
                             counts.append(_OWN_COUNTER.get(tag, 0))
+                            # A landmark that is never the article (nav, footer, ...) is
+                            # kept as a leaf: nothing inside it is read, scored or kept.
+                            leaf = bool(flags & BOILERPLATE) and owner >= 0
                             owner = closer
                             if tag == "pre":
                                 in_pre += 1
             if descend:
-                child = node.child
+                child = None if leaf else node.child
                 if child is not None:
                     ancestors.append(node)
                     closers.append(closer)

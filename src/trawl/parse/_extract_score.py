@@ -13,6 +13,7 @@ number of elements and lines; nothing touches the DOM again.
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from dataclasses import dataclass
 
 from trawl.parse._extract_dom import (
@@ -22,6 +23,7 @@ from trawl.parse._extract_dom import (
     INPUTS,
     ITEMS,
     PARAGRAPHS,
+    SHORT_META,
     UNLIKELY,
     Dom,
 )
@@ -57,6 +59,9 @@ _MIN_PARAGRAPH = 25
 _ANCESTOR_LEVELS = 5
 # Readability: this many near-best candidates under one ancestor make it the article.
 _MIN_RIVALS = 3
+# A byline / caption / share element longer than this is prose after all (Readability
+# drops "share" elements under 500 characters).
+_MAX_META_CHARS = 500
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,8 +128,26 @@ def _link_density(dom: Dom, index: int) -> float:
     return dom.link_chars[index] / max(1, dom.chars[index])
 
 
-def choose(dom: Dom, scores: dict[int, float], top: int) -> list[int]:
-    """The element ranges (the article's root plus siblings) that make the article."""
+def _best_inside(dom: Dom, scores: dict[int, float], elements: list[int]) -> list[float]:
+    """For each element (sorted, disjoint subtrees), the best score in its subtree.
+
+    Readability credits a paragraph to five ancestors only, so in deeply nested markup
+    a sibling section full of paragraphs can score nothing itself.
+    """
+    best = [scores.get(e, 0.0) for e in elements]
+    end = dom.end
+    for candidate, value in scores.items():
+        slot = bisect_right(elements, candidate) - 1
+        if slot >= 0 and candidate < end[elements[slot]] and value > best[slot]:
+            best[slot] = value
+    return best
+
+
+def choose(dom: Dom, scores: dict[int, float], top: int, *, skip_flags: int) -> list[int]:
+    """The element ranges (the article's root plus siblings) that make the article.
+
+    Siblings carrying any of ``skip_flags`` are never added.
+    """
     top_score = scores[top]
     parent, end = dom.parent, dom.end
     # Several near-best candidates under one ancestor: the article is that ancestor.
@@ -159,18 +182,42 @@ def choose(dom: Dom, scores: dict[int, float], top: int) -> list[int]:
     threshold = max(10.0, top_score * 0.2)
     top_class = dom.signature[top].strip()
     ranges = []
-    for sibling in _children(dom, parent[top]):
+    sentences: set[int] | None = None  # built on first need: one pass over the lines
+    siblings = _children(dom, parent[top])
+    for sibling, inner in zip(siblings, _best_inside(dom, scores, siblings), strict=True):
         if sibling == top:
             ranges.append(sibling)
             continue
-        bonus = top_score * 0.2 if top_class and dom.signature[sibling].strip() == top_class else 0
-        if scores.get(sibling, 0.0) + bonus >= threshold:
+        if dom.flags[sibling] & skip_flags:
+            continue
+        # Readability's bonus for a sibling styled like the top candidate; such a sibling
+        # is also judged by the best candidate inside it (see ``_best_inside``).
+        if top_class and dom.signature[sibling].strip() == top_class:
+            value = inner + top_score * 0.2
+        else:
+            value = scores.get(sibling, 0.0)
+        if value >= threshold:
             ranges.append(sibling)
-        elif dom.tag[sibling] == "p" and not dom.flags[sibling]:
+        elif not dom.flags[sibling] and (dom.tag[sibling] == "p" or end[sibling] == sibling + 1):
+            # A paragraph, or a block of inline content (Readability's div-as-p).
             length, density = dom.chars[sibling], _link_density(dom, sibling)
-            if (length > 80 and density < 0.25) or (0 < length <= 80 and density == 0):
+            if length > 80 and density < 0.25:
                 ranges.append(sibling)
+            elif 0 < length <= 80 and density == 0:
+                if sentences is None:
+                    sentences = _sentence_owners(dom, set(siblings))
+                if sibling in sentences:
+                    ranges.append(sibling)
     return ranges
+
+
+def _sentence_owners(dom: Dom, owners: set[int]) -> set[int]:
+    """Which of ``owners`` own a line that reads as a sentence (a period, then space/end)."""
+    return {
+        owner
+        for text, owner in zip(dom.line_text, dom.line_owner, strict=True)
+        if owner in owners and _SENTENCE_END.search(text)
+    }
 
 
 def _drop_conditionally(dom: Dom, index: int, scores: dict[int, float]) -> bool:
@@ -212,6 +259,8 @@ def removed_ranges(
             tag = tags[index]
             drop = bool(flags[index] & BOILERPLATE)
             drop = drop or (options.strip_unlikely and bool(flags[index] & UNLIKELY))
+            if not drop and flags[index] & SHORT_META:
+                drop = dom.chars[index] < _MAX_META_CHARS
             if not drop and tag in HEADING_TAGS:
                 drop = dom.weight[index] < 0
             if (
@@ -235,7 +284,8 @@ def article_lines(dom: Dom, options: Options) -> list[int]:
     if not scores:
         return []
     best = max(scores, key=scores.__getitem__)
-    ranges = choose(dom, scores, best)
+    skip = BOILERPLATE | UNLIKELY if options.strip_unlikely else BOILERPLATE
+    ranges = choose(dom, scores, best, skip_flags=skip)
     removed = removed_ranges(dom, ranges, scores, options, best=best)
     # Both range lists are sorted and non-overlapping: one sweep keeps it linear.
     end = dom.end

@@ -34,7 +34,7 @@ BLOCK_TAGS = _words(
 HEADING_TAGS = _words("h1 h2 h3 h4 h5 h6")
 
 # Landmarks that are never the article: their text is dropped wherever they appear.
-BOILERPLATE_TAGS = _words("nav aside footer")
+BOILERPLATE_TAGS = _words("nav aside footer figcaption")
 BOILERPLATE_ROLES = _words(
     "navigation menu menubar complementary contentinfo dialog alert alertdialog search tooltip"
 )
@@ -58,7 +58,7 @@ _HIDDEN_TOKENS = _words(
 _UNLIKELY_WORDS = (
     "-ad- ai2html banner breadcrumb combx comment community cover-wrap disqus extra footer "
     "gdpr header legends menu related remark replies rss shoutbox sidebar skyscraper social "
-    "sponsor supplemental ad-break agegate pagination pager popup yom-remote"
+    "sponsor supplemental ad-break agegate pagination pager popup yom-remote trending recommend"
 )
 _MAYBE_WORDS = "and article body column content main shadow"
 _NEGATIVE_WORDS = (
@@ -69,8 +69,17 @@ _POSITIVE_WORDS = (
     "article body content entry hentry h-entry main page pagination post text blog story"
 )
 
+# Article metadata, media captions, share / newsletter / tool bars (Readability's byline
+# pattern and its short "share" elements, widened to their modern names): dropped when
+# short, since they are not the article's prose.
+_META_WORDS = (
+    "byline author dateline timestamp published caption credit share sharing newsletter "
+    "subscribe signup toolbar tools"
+)
+_DATE_TOKEN = re.compile(r"(?:^|[-_])date(?:[-_]|s?$)")
+
 # Token verdict bits.
-HIDDEN, NEGATIVE, POSITIVE, UNLIKELY_HINT, MAYBE = 1, 2, 4, 8, 16
+HIDDEN, NEGATIVE, POSITIVE, UNLIKELY_HINT, MAYBE, META = 1, 2, 4, 8, 16, 32
 
 
 def _word_bits() -> dict[str, int]:
@@ -80,6 +89,7 @@ def _word_bits() -> dict[str, int]:
         (_MAYBE_WORDS, MAYBE),
         (_NEGATIVE_WORDS, NEGATIVE),
         (_POSITIVE_WORDS, POSITIVE),
+        (_META_WORDS, META),
     ):
         for word in words.split():
             bits[word] = bits.get(word, 0) | bit
@@ -113,6 +123,8 @@ def token_bits(token: str) -> int:
     if token in _HIDDEN_TOKENS:
         return HIDDEN
     bits = NEGATIVE if token == "hid" else 0
+    if "date" in token and _DATE_TOKEN.search(token):
+        bits |= META
     for word in _HINT.findall(token):
         bits |= _WORD_BITS[word]
     return bits

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from selectolax.lexbor import LexborHTMLParser, LexborNode
+from selectolax.lexbor import LexborDocumentOptions, LexborHTMLParser, LexborNode
 
 from trawl.parse._extract_dom import Dom, walk
 from trawl.parse._extract_guard import bound_nesting
@@ -52,8 +52,13 @@ class Extraction:
 
 
 def parse_html(html: str) -> LexborHTMLParser:
-    """Parse with the nesting guard; the parse stage shares this tree with links."""
-    return LexborHTMLParser(bound_nesting(html))
+    """Parse with the nesting guard; the parse stage shares this tree with links.
+
+    Lexbor's mutation events are off: they only serve scripts' DOM edits (such as
+    ``<selectedcontent>`` mirroring), which a crawler never runs, and they cost about
+    a fifth of the parse (measured on the benchmark pages).
+    """
+    return LexborHTMLParser(bound_nesting(html), options=LexborDocumentOptions.WO_EVENTS)
 
 
 def extract(html: str | bytes, *, url: str | None = None) -> Extraction:
