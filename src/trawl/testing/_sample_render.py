@@ -78,15 +78,22 @@ def _main(
         crng = random.Random(f"{ctx.seed}:article:{host}:{article}")
         title = text.title(crng)
         phrase = distinctive_phrase(ctx.seed, *spec.content, ctx.pages_per_host)
-        byline = f"By {text.person(crng)} | {crng.randint(1, 28)} {_month(rng)} {rng.randint(2015, 2026)}"
-        body = [f'<main>\n<article>\n<h1 class="title">{title}</h1>\n<p class="byline">{byline}</p>\n']
+        when = f"{crng.randint(1, 28)} {_month(rng)} {rng.randint(2015, 2026)}"
+        byline = f"By {text.person(crng)} | {when}"
+        body = [
+            f'<main>\n<article>\n<h1 class="title">{title}</h1>\n<p class="byline">{byline}</p>\n'
+        ]
         if plan.kind == "shop":
             body.append(_product_box(crng, text))
         if plan.kind == "wiki":
             body.append(_infobox(crng, text))
-        body.append(f'<div class="article-body">\n<p class="lead">{text.paragraph(crng, (2, 3))}</p>\n')
-        body.append(f"<p>{text.paragraph(crng, (2, 4))} The report mentioned the {phrase} "
-                    f"only once. {text.paragraph(crng, (2, 3))}</p>\n")
+        body.append(
+            f'<div class="article-body">\n<p class="lead">{text.paragraph(crng, (2, 3))}</p>\n'
+        )
+        body.append(
+            f"<p>{text.paragraph(crng, (2, 4))} The report mentioned the {phrase} "
+            f"only once. {text.paragraph(crng, (2, 3))}</p>\n"
+        )
         for _ in range(crng.randint(1, 3)):
             body.append(f"<h2>{text.heading(crng)}</h2>\n<p>{text.paragraph(crng)}</p>\n")
         items = "".join(f"<li>{text.list_item(crng)}</li>" for _ in range(crng.randint(3, 6)))
@@ -98,20 +105,30 @@ def _main(
     if spec.kind in ("listing", "facet"):
         suffix = f" - page {spec.number}" if spec.number > 1 else ""
         title = f"{section.title()}{suffix}"
-        items = []
+        teaser_items = []
         for n in spec.items:
             child = plan.articles[n]
-            items.append(f"<li>{links.a(child, text.pooled_title(rng))}<p>{text.sentence(rng)}</p></li>\n")
+            teaser_items.append(
+                f"<li>{links.a(child, text.pooled_title(rng))}<p>{text.sentence(rng)}</p></li>\n"
+            )
         pager = _pager(plan, spec, links)
-        main = f"<main>\n<h1>{title}</h1>\n<ul class=\"teasers\">\n{''.join(items)}</ul>\n{pager}\n<div class=\"more\">\n"
+        teasers = "".join(teaser_items)
+        main = (
+            f'<main>\n<h1>{title}</h1>\n<ul class="teasers">\n{teasers}</ul>\n{pager}\n'
+            '<div class="more">\n'
+        )
         return title, main, rng
     if spec.kind == "home":
         title = f"{plan.name.split('.')[0].replace('-', ' ').title()} - home"
         latest = [plan.articles[i] for i in range(min(12, len(plan.articles)))]
         items = "".join(f"<li>{links.a(p, text.pooled_title(rng))}</li>\n" for p in latest)
-        return title, f"<main>\n<h1>{title}</h1>\n<ul class=\"latest\">\n{items}</ul>\n<div class=\"more\">\n", rng
+        return (
+            title,
+            f'<main>\n<h1>{title}</h1>\n<ul class="latest">\n{items}</ul>\n<div class="more">\n',
+            rng,
+        )
     title = spec.path.strip("/").replace("/", " ").title() or "Info"
-    return title, f"<main>\n<h1>{title}</h1>\n<div class=\"more\">\n", rng
+    return title, f'<main>\n<h1>{title}</h1>\n<div class="more">\n', rng
 
 
 def _pager(plan: HostPlan, spec: PageSpec, links: _Links) -> str:
@@ -119,9 +136,16 @@ def _pager(plan: HostPlan, spec: PageSpec, links: _Links) -> str:
         return ""
     pages = plan.listings[spec.section]
     here = spec.number - 1
-    wanted = sorted({i for i in (0, here - 10, here - 1, here + 1, here + 10, len(pages) - 1)
-                     if 0 <= i < len(pages) and i != here})
-    return '<nav class="pager">' + " ".join(links.a(pages[i], str(i + 1)) for i in wanted) + "</nav>"
+    wanted = sorted(
+        {
+            i
+            for i in (0, here - 10, here - 1, here + 1, here + 10, len(pages) - 1)
+            if 0 <= i < len(pages) and i != here
+        }
+    )
+    return (
+        '<nav class="pager">' + " ".join(links.a(pages[i], str(i + 1)) for i in wanted) + "</nav>"
+    )
 
 
 def _furniture(
@@ -139,16 +163,19 @@ def _furniture(
     menu = " ".join(links.a(f"/{s}/", s.title()) for s in plan.sections)
     search = ""
     if plan.disallow:
-        search = f' {links.a("/search/?q=" + text.noun(rng), "Search", "search")}'
+        search = f" {links.a('/search/?q=' + text.noun(rng), 'Search', 'search')}"
     head = (
-        f'<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n<title>{title} | {site}</title>\n'
+        '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+        f"<title>{title} | {site}</title>\n"
         f'<meta name="viewport" content="width=device-width, initial-scale=1">\n'
         f'<meta name="description" content="{text.sentence(rng)}">\n'
         f'</head>\n<body class="{plan.kind}">\n'
         f'<div id="cookie-banner"><p>We use cookies to improve your experience. '
-        f'<button>Accept all</button> <button>Manage settings</button></p></div>\n'
-        f'<header><div class="logo">{links.a("/", site)}</div>\n<nav class="menu">{menu}{search}</nav></header>\n'
-        f'<div class="share">Share: <button>Facebook</button> <button>X</button> <button>Email</button></div>\n'
+        f"<button>Accept all</button> <button>Manage settings</button></p></div>\n"
+        f'<header><div class="logo">{links.a("/", site)}</div>\n'
+        f'<nav class="menu">{menu}{search}</nav></header>\n'
+        '<div class="share">Share: <button>Facebook</button> <button>X</button> '
+        "<button>Email</button></div>\n"
     )
     tail_links = [
         links.a("/", "Home"),
@@ -166,7 +193,9 @@ def _furniture(
             path = rng.choice(peer.articles) if peer.articles and rng.random() < 0.6 else "/"
             tail_links.append(links.a(_host_url(peer.name, port, path), f"From {peer.name}"))
     if rng.random() < 0.5:
-        tail_links.append(links.a(f"{spec.path}missing-{rng.randint(1, 99)}/", "Broken link"))  # 404
+        tail_links.append(
+            links.a(f"{spec.path}missing-{rng.randint(1, 99)}/", "Broken link")
+        )  # 404
     related = []
     room = wanted_links - links.count
     for _ in range(max(0, room)):
@@ -185,7 +214,7 @@ def _furniture(
     tail = (
         f'{comments}<aside class="sidebar"><h3>Related</h3><ul>{sidebar}</ul>\n'
         f'<div class="ad">Advertisement: {text.pooled_title(rng)}</div></aside>\n'
-        f'<footer><nav>{" | ".join(tail_links)}</nav>\n'
+        f"<footer><nav>{' | '.join(tail_links)}</nav>\n"
         f"<p>&copy; {rng.randint(2001, 2026)} {site}. All rights reserved. "
         f"Terms of use and privacy policy apply.</p></footer>\n</body>\n</html>\n"
     )
@@ -194,25 +223,39 @@ def _furniture(
 
 def _product_box(rng: random.Random, text: TextGenerator) -> str:
     rows = "".join(
-        f"<tr><th>{text.noun(rng).title()}</th><td>{text.adjective(rng)}</td></tr>" for _ in range(5)
+        f"<tr><th>{text.noun(rng).title()}</th><td>{text.adjective(rng)}</td></tr>"
+        for _ in range(5)
     )
     return (
         f'<div class="product"><p class="price">${rng.randint(3, 900)}.{rng.randint(0, 99):02d}</p>'
         f'<p class="rating">{rng.randint(1, 5)} of 5 stars</p><button>Add to cart</button>'
-        f"<table class=\"specs\">{rows}</table></div>\n"
+        f'<table class="specs">{rows}</table></div>\n'
     )
 
 
 def _infobox(rng: random.Random, text: TextGenerator) -> str:
     rows = "".join(
-        f"<tr><th>{text.noun(rng).title()}</th><td>{text.place(rng)}, {rng.randint(1700, 2020)}</td></tr>"
+        f"<tr><th>{text.noun(rng).title()}</th>"
+        f"<td>{text.place(rng)}, {rng.randint(1700, 2020)}</td></tr>"
         for _ in range(6)
     )
     return f'<table class="infobox">{rows}</table>\n<div class="toc">Contents</div>\n'
 
 
-_MONTHS = ("January February March April May June July August September October "
-           "November December").split()
+_MONTHS = [
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+]
 
 
 def _month(rng: random.Random) -> str:

@@ -125,12 +125,19 @@ def _duplicates(plan: HostPlan, rng: random.Random, hosts: int, articles_n: int)
         if roll < 0.015:
             source = plan.articles[rng.randrange(0, n // 2 or 1)]
             if plan.pages[source].exact_of is None:
-                plan.pages[path] = PageSpec(path, "article", spec.section, n, exact_of=source,
-                                            content=plan.pages[source].content)
+                plan.pages[path] = PageSpec(
+                    path,
+                    "article",
+                    spec.section,
+                    n,
+                    exact_of=source,
+                    content=plan.pages[source].content,
+                )
         elif roll < 0.03:
             host = rng.choice(peers)
-            plan.pages[path] = PageSpec(path, "article", spec.section, n,
-                                        content=(host, rng.randrange(0, n // 2 or 1)))
+            plan.pages[path] = PageSpec(
+                path, "article", spec.section, n, content=(host, rng.randrange(0, n // 2 or 1))
+            )
 
 
 def _article_path(kind: str, section: str, slug: str, rng: random.Random) -> str:
@@ -143,10 +150,33 @@ def _article_path(kind: str, section: str, slug: str, rng: random.Random) -> str
     return f"/wiki/{slug.replace('-', '_').title()}/"
 
 
-_SLUG_WORDS = (
-    "river city market plan light garden house energy story power music road bridge "
-    "school water summer winter island forest station harbor valley field ocean tower"
-).split()
+_SLUG_WORDS = [
+    "river",
+    "city",
+    "market",
+    "plan",
+    "light",
+    "garden",
+    "house",
+    "energy",
+    "story",
+    "power",
+    "music",
+    "road",
+    "bridge",
+    "school",
+    "water",
+    "summer",
+    "winter",
+    "island",
+    "forest",
+    "station",
+    "harbor",
+    "valley",
+    "field",
+    "ocean",
+    "tower",
+]
 
 
 def distinctive_phrase(seed: int, host: int, article: int, pages: int) -> str:
@@ -165,4 +195,3 @@ def distinctive_phrase(seed: int, host: int, article: int, pages: int) -> str:
     third += third >= lo
     third += third >= hi
     return f"{RARE_WORDS[first]} {RARE_WORDS[second]} {RARE_WORDS[third]}"
-

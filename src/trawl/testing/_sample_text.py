@@ -370,7 +370,9 @@ class TextGenerator:
         return clause[0].upper() + clause[1:]
 
 
-_SMALL = frozenset("a an and the of on in to for at by or but".split())
+_SMALL = frozenset(
+    ["a", "an", "and", "the", "of", "on", "in", "to", "for", "at", "by", "or", "but"]
+)
 
 
 def _title_case(text: str) -> str:

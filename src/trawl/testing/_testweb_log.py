@@ -120,11 +120,7 @@ class RequestLog:
         With ``include_robots=False``, requests for /robots.txt are left out.
         """
         records = sorted(
-            (
-                r
-                for r in self.requests_for(host)
-                if include_robots or r.path != "/robots.txt"
-            ),
+            (r for r in self.requests_for(host) if include_robots or r.path != "/robots.txt"),
             key=lambda r: r.started,
         )
         gap = math.inf

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+import itertools
 import random
 from collections.abc import Callable
 
@@ -24,6 +25,10 @@ BOOK_SECTIONS = ("fiction", "science", "history", "travel")
 BOOKS_PER_SECTION = 6
 NEWS_SECTIONS = ("world", "tech", "culture")
 NEWS_PER_SECTION = 5
+
+
+def _nav(items: list[tuple[str, str]]) -> Callable[[Page], str]:
+    return lambda page: page.nav(items)
 
 
 def _prose_page(site: Site, path: str, title: str, extra: Callable[[Page], str]) -> Resource:
@@ -50,7 +55,7 @@ def books(ctx: Context) -> Site:
     _prose_page(site, "/about", "About this shop", lambda p: p.nav(menu))
     for section in BOOK_SECTIONS:
         items = [(f"/{section}/{n}", f"{section.title()} book {n}") for n in range(1, 7)]
-        _prose_page(site, f"/{section}/", section.title(), lambda p, i=items: p.nav(menu + i))
+        _prose_page(site, f"/{section}/", section.title(), _nav(menu + items))
         for n in range(1, BOOKS_PER_SECTION + 1):
             path = f"/{section}/{n}"
             related = [(f"/{section}/{n % BOOKS_PER_SECTION + 1}", "Next book")]
@@ -59,7 +64,7 @@ def books(ctx: Context) -> Site:
                 _prose_page(
                     site, f"{path}/reviews", f"Reviews of {section} book {n}", lambda p: p.nav(menu)
                 )
-            _prose_page(site, path, f"{section.title()} book {n}", lambda p, r=related: p.nav(menu + r))
+            _prose_page(site, path, f"{section.title()} book {n}", _nav(menu + related))
     return site
 
 
@@ -76,11 +81,11 @@ def news(ctx: Context) -> Site:
     _prose_page(site, "/archive/", "Archive", lambda p: p.nav(menu + articles))
     for section in NEWS_SECTIONS:
         mine = [a for a in articles if a[0].startswith(f"/{section}/")]
-        _prose_page(site, f"/{section}/", section.title(), lambda p, m=mine: p.nav(menu + m))
+        _prose_page(site, f"/{section}/", section.title(), _nav(menu + mine))
         for index, (path, title) in enumerate(mine):
             nxt = mine[(index + 1) % len(mine)]
             book = (ctx.url("books.test", f"/fiction/{index + 1}"), "A book we like")
-            _prose_page(site, path, title, lambda p, n=nxt, b=book: p.nav([*menu, n, b]))
+            _prose_page(site, path, title, _nav([*menu, nxt, book]))
     return site
 
 
@@ -161,7 +166,9 @@ def robots_hosts(ctx: Context) -> list[Site]:
     flaky.routes["/robots.txt"] = _robots_503(flaky, ctx.options.robots_503_count)
     sites.append(flaky)
     moved = _simple_site(ctx, "robots-redirect.test", private, plain)
-    moved.routes["/robots.txt"] = redirect(301, "/config/robots-real.txt", absolute=moved.url("/config/robots-real.txt"))
+    moved.routes["/robots.txt"] = redirect(
+        301, "/config/robots-real.txt", absolute=moved.url("/config/robots-real.txt")
+    )
     moved.routes["/config/robots-real.txt"] = moved.robots_resource()
     moved.robots_files.add("/config/robots-real.txt")
     sites.append(moved)
@@ -169,14 +176,16 @@ def robots_hosts(ctx: Context) -> list[Site]:
     # treat robots.txt as unavailable (no rules); the final file disallows all.
     chain = _simple_site(ctx, "robots-redirect-chain.test", "allow-all", plain)
     hops = ["/robots.txt", *(f"/robots/{n}" for n in range(1, 7)), "/robots/final.txt"]
-    for here, there in zip(hops, hops[1:], strict=False):
+    for here, there in itertools.pairwise(hops):
         chain.routes[here] = redirect(302, there, absolute=chain.url(there))
     chain.robots_files.update(hops)
     final = RobotsRules((RobotsGroup(("*",), (("disallow", "/"),)),))
     chain.routes["/robots/final.txt"] = Resource(200, "text/plain", final.render().encode())
     sites.append(chain)
     huge = _simple_site(ctx, "robots-huge.test", private, plain)
-    filler = "".join(f"# filler line {n:08d} to push the file past 500 KiB\n" for n in range(14_000))
+    filler = "".join(
+        f"# filler line {n:08d} to push the file past 500 KiB\n" for n in range(14_000)
+    )
     huge_text = private.render() + filler + "User-agent: *\nDisallow: /beyond-limit/\n"
     huge.routes["/robots.txt"] = Resource(200, "text/plain", huge_text.encode())
     sites.append(huge)
@@ -193,7 +202,10 @@ def robots_hosts(ctx: Context) -> list[Site]:
     )
     sites.append(garbage)
     ai = RobotsRules(
-        (RobotsGroup(("GPTBot", "CCBot"), (("disallow", "/"),)), RobotsGroup(("*",), (("disallow", ""),)))
+        (
+            RobotsGroup(("GPTBot", "CCBot"), (("disallow", "/"),)),
+            RobotsGroup(("*",), (("disallow", ""),)),
+        )
     )
     sites.append(_simple_site(ctx, "ai-robots.test", ai, ["/essay/1", "/essay/2"]))
     return sites

@@ -82,7 +82,8 @@ def errors(ctx: Context) -> Site:
         reset=True,
     )
     r["/short-body"] = _raw(
-        b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 100000\r\n\r\n" + body[:1000]
+        b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 100000\r\n\r\n"
+        + body[:1000]
     )
     r["/bad-status-line"] = _raw(b"HTTP/1.1 TWO-HUNDRED OK\r\nContent-Length: 5\r\n\r\nhello")
     r["/garbage-headers"] = _raw(
@@ -93,7 +94,8 @@ def errors(ctx: Context) -> Site:
     filler = b"".join(b"X-Filler-%04d: %s\r\n" % (n, b"f" * 80) for n in range(1100))
     r["/huge-headers"] = replace(
         _raw(
-            b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n" + filler
+            b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n"
+            + filler
             + b"Content-Length: 13\r\nConnection: close\r\n\r\n<p>alive</p>\n"
         ),
         modeled=False,
@@ -124,14 +126,17 @@ def slow(ctx: Context) -> Site:
         response = web.StreamResponse(headers={"Content-Type": HTML})
         response.content_length = 100_000
         await response.prepare(request)
-        await response.write(b"<!DOCTYPE html><html><body>" + b"s" * max(0, o.stall_after - 28))
+        prefix = b"<!DOCTYPE html><html><body>"
+        await response.write((prefix + b"s" * max(0, o.stall_after - len(prefix)))[: o.stall_after])
         await asyncio.Event().wait()
         raise AssertionError("unreachable")
 
     site.routes["/slow-headers"] = Resource(None, serve=slow_headers, note="headers late")
     site.routes["/trickle"] = Resource(None, serve=trickle, note="endless 1-byte body")
     site.routes["/stall"] = Resource(None, serve=stall, note="body stops")
-    site.text_page("/", "Slow", [("/slow-headers", "late"), ("/trickle", "trickle"), ("/stall", "stall")])
+    site.text_page(
+        "/", "Slow", [("/slow-headers", "late"), ("/trickle", "trickle"), ("/stall", "stall")]
+    )
     return site
 
 
@@ -169,17 +174,26 @@ def _crc_after_zeros(crc: int, mebibytes: int) -> int:
 
 def _png() -> bytes:
     def chunk(kind: bytes, data: bytes) -> bytes:
-        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+        return (
+            struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+        )
 
     ihdr = struct.pack(">IIBBBBB", 1, 1, 8, 2, 0, 0, 0)
-    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr) + chunk(b"IDAT", zlib.compress(b"\x00\xff\x00\x00")) + chunk(b"IEND", b"")
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", ihdr)
+        + chunk(b"IDAT", zlib.compress(b"\x00\xff\x00\x00"))
+        + chunk(b"IEND", b"")
+    )
 
 
 def bodies(ctx: Context) -> Site:
     site = Site("bodies.test", ctx)
     o = ctx.options
     r = site.routes
-    r["/pdf"] = Resource(200, "application/pdf", b"%PDF-1.4\n1 0 obj << >> endobj\ntrailer << >>\n%%EOF\n")
+    r["/pdf"] = Resource(
+        200, "application/pdf", b"%PDF-1.4\n1 0 obj << >> endobj\ntrailer << >>\n%%EOF\n"
+    )
     r["/png"] = Resource(200, "image/png", _png())
     r["/text"] = Resource(200, "text/plain; charset=utf-8", b"Plain text, not HTML.\n" * 20)
     r["/octet"] = Resource(200, "application/octet-stream", bytes(range(256)) * 16)
@@ -221,7 +235,11 @@ def bodies(ctx: Context) -> Site:
     r["/gzip-bomb"] = Resource(200, HTML, serve=bomb, oversized=True)
     plain = document("Not compressed", "<p>This body claims gzip but is plain.</p>")
     r["/wrong-encoding"] = Resource(
-        200, HTML, plain, headers=(("Content-Encoding", "gzip"),), modeled=False,
+        200,
+        HTML,
+        plain,
+        headers=(("Content-Encoding", "gzip"),),
+        modeled=False,
         note="claims gzip, is plain: a client may fail or fall back",
     )
     r["/malformed"] = Resource(

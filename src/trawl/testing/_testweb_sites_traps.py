@@ -46,7 +46,9 @@ class TrapSite(Site):
             return self._numbered(match[1], int(match[2]), query)
         return None
 
-    def _page(self, target: str, title: str, links: list[tuple[str, str]], head: str = "") -> Resource:
+    def _page(
+        self, target: str, title: str, links: list[tuple[str, str]], head: str = ""
+    ) -> Resource:
         page = Page(self.url(target))
         body = f"<h1>{html.escape(title)}</h1>\n{page.nav(links)}"
         return Resource(200, body=document(title, body, head=head), links=tuple(page.links))
@@ -105,8 +107,13 @@ class TrapSite(Site):
             head = f'<link rel="canonical" href="{html.escape(canonical)}">\n'
             return self._page(request.raw_path, f"Session page {n}", links, head).response()
 
-        return Resource(200, serve=serve, canonical=canonical, modeled=False,
-                        note="links carry a fresh random sid on every response")
+        return Resource(
+            200,
+            serve=serve,
+            canonical=canonical,
+            modeled=False,
+            note="links carry a fresh random sid on every response",
+        )
 
 
 def _facet_url(params: dict[str, str]) -> str:

@@ -45,8 +45,13 @@ from trawl.testing._testweb_server import LOOPBACK, VirtualHostServer
 
 __all__ = ["SampleWeb", "SampleWebServer"]
 
-_SEARCH_PAGE = b"<!DOCTYPE html><html><head><title>Search</title></head><body><p>No results.</p></body></html>\n"
-_NOT_FOUND = b"<!DOCTYPE html><html><head><title>Not found</title></head><body><h1>404</h1></body></html>\n"
+_SEARCH_PAGE = (
+    b"<!DOCTYPE html><html><head><title>Search</title></head>"
+    b"<body><p>No results.</p></body></html>\n"
+)
+_NOT_FOUND = (
+    b"<!DOCTYPE html><html><head><title>Not found</title></head><body><h1>404</h1></body></html>\n"
+)
 
 
 class SampleWeb:
@@ -250,7 +255,8 @@ async def _serve(args: argparse.Namespace) -> None:
     sample = SampleWeb(args.hosts, args.pages, args.seed, (args.min_bytes, args.max_bytes))
     async with SampleWebServer(sample, port=args.port) as srv:
         if args.resolve_file:
-            Path(args.resolve_file).write_text("".join(f"{h}={LOOPBACK}\n" for h in sample.hosts))
+            lines = "".join(f"{h}={LOOPBACK}\n" for h in sample.hosts)
+            await asyncio.to_thread(Path(args.resolve_file).write_text, lines)
         print(f"serving {len(sample.hosts)} hosts on {LOOPBACK}:{srv.port}", file=sys.stderr)
         for seed_url in sample.seeds(port=srv.port):
             print(seed_url)

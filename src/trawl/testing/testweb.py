@@ -273,7 +273,8 @@ class TestWeb:
         """Groups of URLs with the same article text in different page furniture."""
         return [
             frozenset(
-                self.url("content.test", p) for p in ("/articles/2", "/near/1", "/near/2", "/near/3")
+                self.url("content.test", p)
+                for p in ("/articles/2", "/near/1", "/near/2", "/near/3")
             )
         ]
 
