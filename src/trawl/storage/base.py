@@ -7,9 +7,11 @@ because work is acknowledged only after its output is committed (at-least-once).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Protocol
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
 
+from trawl.archive.segments import Location
 from trawl.models import AddResult, Lease, NewUrl, UrlRecord, UrlStatus
 
 
@@ -85,3 +87,93 @@ class Frontier(Protocol):
     def hosts_ready(self, now: float) -> int: ...
 
     def hosts_waiting(self, now: float) -> int: ...
+
+
+@dataclass(frozen=True, slots=True)
+class PageRecord:
+    """A distinct text kept by the crawl (keyed by the exact hash of the text)."""
+
+    content_hash: str
+    url: str
+    host: str
+    fp: int
+    fetched_at: float
+    title: str
+    language: str | None
+    warc: Location
+    text: Location
+    duplicates: int = 0
+    indexed: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class FetchRecord:
+    """The latest stored response of a URL."""
+
+    host: str
+    fp: int
+    url: str
+    final_url: str
+    status: int
+    fetched_at: float
+    warc: Location
+    content_hash: str | None = None
+    outcome: str | None = None  # "stored", "duplicate of ...", "noindex", ...
+
+
+@dataclass(frozen=True, slots=True)
+class RobotsRow:
+    """A host's cached robots.txt answer (status None = network error)."""
+
+    host: str
+    status: int | None
+    body: bytes | None
+    fetched_at: float
+    expires_at: float
+    failures: int = 0
+    unreachable_since: float | None = None
+    good_status: int | None = None
+    good_body: bytes | None = None
+    good_fetched_at: float | None = None
+
+
+class PageStore(Protocol):
+    def find(self, content_hash: str) -> PageRecord | None: ...
+
+    def add(self, page: PageRecord) -> None: ...
+
+    def count_duplicate(self, content_hash: str) -> None: ...
+
+    def count(self) -> int: ...
+
+    def unindexed(self, limit: int) -> list[PageRecord]: ...
+
+    def mark_indexed(self, content_hashes: list[str], *, indexed: bool = True) -> None: ...
+
+    def pages(self) -> Iterator[PageRecord]: ...
+
+    def record_fetch(self, f: FetchRecord) -> None: ...
+
+    def set_fetch_outcome(
+        self, host: str, fp: int, *, content_hash: str | None, outcome: str
+    ) -> None: ...
+
+    def fetch_of(self, host: str, fp: int) -> FetchRecord | None: ...
+
+
+class ParseQueue(Protocol):
+    """Fetched pages not yet parsed; a page leaves only when its outputs are committed."""
+
+    def put(self, host: str, fp: int, job: dict[str, Any]) -> int: ...
+
+    def pending(self, *, after: int = 0, limit: int = 1000) -> list[tuple[int, dict[str, Any]]]: ...
+
+    def ack(self, seq: int) -> None: ...
+
+    def __len__(self) -> int: ...
+
+
+class RobotsStore(Protocol):
+    def load(self, host: str) -> RobotsRow | None: ...
+
+    def save(self, row: RobotsRow) -> None: ...

@@ -59,6 +59,59 @@ CREATE TABLE IF NOT EXISTS counters (
     name TEXT PRIMARY KEY,
     n INTEGER NOT NULL
 );
+-- Fetched pages waiting for the parse stage: the durable queue between the stages.
+CREATE TABLE IF NOT EXISTS parse_queue (
+    seq INTEGER PRIMARY KEY,
+    host TEXT NOT NULL,
+    fp INTEGER NOT NULL,
+    job TEXT NOT NULL
+);
+-- One row per distinct text kept: the exact-duplicate key and where the text lies.
+CREATE TABLE IF NOT EXISTS pages (
+    content_hash TEXT PRIMARY KEY,
+    url TEXT NOT NULL,
+    host TEXT NOT NULL,
+    fp INTEGER NOT NULL,
+    fetched_at REAL NOT NULL,
+    title TEXT NOT NULL,
+    language TEXT,
+    warc_file TEXT NOT NULL,
+    warc_offset INTEGER NOT NULL,
+    warc_length INTEGER NOT NULL,
+    text_file TEXT NOT NULL,
+    text_offset INTEGER NOT NULL,
+    text_length INTEGER NOT NULL,
+    duplicates INTEGER NOT NULL DEFAULT 0,
+    indexed INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX IF NOT EXISTS pages_unindexed ON pages(indexed) WHERE indexed = 0;
+-- Every fetch that was stored: the latest WARC record of each URL.
+CREATE TABLE IF NOT EXISTS fetches (
+    host TEXT NOT NULL,
+    fp INTEGER NOT NULL,
+    url TEXT NOT NULL,
+    final_url TEXT NOT NULL,
+    status INTEGER NOT NULL,
+    fetched_at REAL NOT NULL,
+    warc_file TEXT NOT NULL,
+    warc_offset INTEGER NOT NULL,
+    warc_length INTEGER NOT NULL,
+    content_hash TEXT,
+    outcome TEXT,
+    PRIMARY KEY (host, fp)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS robots (
+    host TEXT PRIMARY KEY,
+    status INTEGER,
+    body BLOB,
+    fetched_at REAL NOT NULL,
+    expires_at REAL NOT NULL,
+    failures INTEGER NOT NULL DEFAULT 0,
+    unreachable_since REAL,
+    good_status INTEGER,
+    good_body BLOB,
+    good_fetched_at REAL
+);
 CREATE TABLE IF NOT EXISTS meta (
     key TEXT PRIMARY KEY,
     value TEXT NOT NULL

@@ -1,0 +1,96 @@
+"""When a host may be contacted again: its delay, its Crawl-delay, and back-off.
+
+Pure state keyed by host, time passed in. The delay between two requests to a host is
+the crawl's delay, or the host's Crawl-delay when larger (bounded by a maximum).
+429 and 503 (and 5xx or network errors) double a back-off factor, honouring
+Retry-After; successful answers shrink it again.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import math
+from dataclasses import dataclass
+
+
+@dataclass(slots=True)
+class _HostPace:
+    crawl_delay: float | None = None
+    backoff: float = 0.0  # extra seconds added after trouble
+
+
+def parse_retry_after(value: str | None, now: float) -> float | None:
+    """Seconds to wait from a Retry-After value (delta-seconds or HTTP-date)."""
+    if not value:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return float(value)
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError, OverflowError):
+        return None
+    if when is None:
+        return None
+    return max(0.0, when.timestamp() - now)
+
+
+class Politeness:
+    """Per-host pacing for the fetch stage."""
+
+    def __init__(
+        self,
+        *,
+        delay: float,
+        max_crawl_delay: float,
+        max_backoff: float,
+        max_hosts: int = 1_000_000,
+    ) -> None:
+        self._delay = delay
+        self._max_crawl_delay = max_crawl_delay
+        self._max_backoff = max_backoff
+        self._hosts: dict[str, _HostPace] = {}
+        self._max_hosts = max_hosts
+
+    def _pace(self, host: str) -> _HostPace:
+        pace = self._hosts.get(host)
+        if pace is None:
+            if len(self._hosts) >= self._max_hosts:
+                # Forget the oldest-inserted hosts; their Crawl-delay is re-read with robots.
+                for key in list(self._hosts)[: self._max_hosts // 10]:
+                    del self._hosts[key]
+            pace = self._hosts[host] = _HostPace()
+        return pace
+
+    def set_crawl_delay(self, host: str, seconds: float | None) -> None:
+        if seconds is not None and (math.isnan(seconds) or seconds < 0):
+            seconds = None
+        self._pace(host).crawl_delay = seconds
+
+    def delay(self, host: str) -> float:
+        """The gap this host gets between two requests, before any back-off."""
+        pace = self._hosts.get(host)
+        crawl_delay = pace.crawl_delay if pace is not None else None
+        if crawl_delay is None:
+            return self._delay
+        return max(self._delay, min(crawl_delay, self._max_crawl_delay))
+
+    def after_success(self, host: str, now: float) -> float:
+        pace = self._hosts.get(host)
+        if pace is not None and pace.backoff:
+            pace.backoff = pace.backoff / 2 if pace.backoff > 1.0 else 0.0
+        return now + self.delay(host) + (pace.backoff if pace is not None else 0.0)
+
+    def after_trouble(self, host: str, now: float, *, retry_after: float | None = None) -> float:
+        """A 429/503/5xx or a network error: slow the host down."""
+        pace = self._pace(host)
+        base = self.delay(host)
+        pace.backoff = min(self._max_backoff, max(base, pace.backoff * 2 or base))
+        wait = base + pace.backoff
+        if retry_after is not None:
+            wait = max(wait, min(retry_after, self._max_backoff))
+        return now + wait
+
+    def backoff(self, host: str) -> float:
+        pace = self._hosts.get(host)
+        return pace.backoff if pace is not None else 0.0

@@ -1,0 +1,206 @@
+"""Pages, fetches, the parse queue and cached robots.txt, on the crawl's SQLite database."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import orjson
+
+from trawl.archive.segments import Location
+from trawl.storage.base import FetchRecord, PageRecord, RobotsRow
+from trawl.storage.sqlite.db import Database
+
+_PAGE_COLUMNS = (
+    "content_hash, url, host, fp, fetched_at, title, language, warc_file, warc_offset, "
+    "warc_length, text_file, text_offset, text_length, duplicates, indexed"
+)
+
+
+def _page(row: tuple[Any, ...]) -> PageRecord:
+    return PageRecord(
+        content_hash=row[0],
+        url=row[1],
+        host=row[2],
+        fp=row[3],
+        fetched_at=row[4],
+        title=row[5],
+        language=row[6],
+        warc=Location(row[7], row[8], row[9]),
+        text=Location(row[10], row[11], row[12]),
+        duplicates=row[13],
+        indexed=bool(row[14]),
+    )
+
+
+class SqlitePageStore:
+    """The PageStore protocol: one row per distinct text, one per stored fetch."""
+
+    def __init__(self, db: Database) -> None:
+        self._c = db.conn
+
+    def find(self, content_hash: str) -> PageRecord | None:
+        row = self._c.execute(
+            f"SELECT {_PAGE_COLUMNS} FROM pages WHERE content_hash=?", (content_hash,)
+        ).fetchone()
+        return None if row is None else _page(row)
+
+    def add(self, page: PageRecord) -> None:
+        w, t = page.warc, page.text
+        self._c.execute(
+            f"INSERT INTO pages({_PAGE_COLUMNS}) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            (
+                page.content_hash,
+                page.url,
+                page.host,
+                page.fp,
+                page.fetched_at,
+                page.title,
+                page.language,
+                w.file,
+                w.offset,
+                w.length,
+                t.file,
+                t.offset,
+                t.length,
+                page.duplicates,
+                int(page.indexed),
+            ),
+        )
+
+    def count_duplicate(self, content_hash: str) -> None:
+        self._c.execute(
+            "UPDATE pages SET duplicates = duplicates + 1 WHERE content_hash=?", (content_hash,)
+        )
+
+    def count(self) -> int:
+        return int(self._c.execute("SELECT count(*) FROM pages").fetchone()[0])
+
+    def unindexed(self, limit: int) -> list[PageRecord]:
+        rows = self._c.execute(
+            f"SELECT {_PAGE_COLUMNS} FROM pages WHERE indexed=0 LIMIT ?", (limit,)
+        ).fetchall()
+        return [_page(r) for r in rows]
+
+    def mark_indexed(self, content_hashes: list[str], *, indexed: bool = True) -> None:
+        self._c.executemany(
+            "UPDATE pages SET indexed=? WHERE content_hash=?",
+            [(int(indexed), h) for h in content_hashes],
+        )
+
+    def pages(self) -> Iterator[PageRecord]:
+        cur = self._c.execute(f"SELECT {_PAGE_COLUMNS} FROM pages ORDER BY rowid")
+        for row in cur:
+            yield _page(row)
+
+    def record_fetch(self, f: FetchRecord) -> None:
+        self._c.execute(
+            "INSERT INTO fetches(host, fp, url, final_url, status, fetched_at, warc_file, "
+            "warc_offset, warc_length, content_hash, outcome) VALUES(?,?,?,?,?,?,?,?,?,?,?) "
+            "ON CONFLICT(host, fp) DO UPDATE SET url=excluded.url, final_url=excluded.final_url, "
+            "status=excluded.status, fetched_at=excluded.fetched_at, warc_file=excluded.warc_file, "
+            "warc_offset=excluded.warc_offset, warc_length=excluded.warc_length, "
+            "content_hash=excluded.content_hash, outcome=excluded.outcome",
+            (
+                f.host,
+                f.fp,
+                f.url,
+                f.final_url,
+                f.status,
+                f.fetched_at,
+                f.warc.file,
+                f.warc.offset,
+                f.warc.length,
+                f.content_hash,
+                f.outcome,
+            ),
+        )
+
+    def set_fetch_outcome(
+        self, host: str, fp: int, *, content_hash: str | None, outcome: str
+    ) -> None:
+        self._c.execute(
+            "UPDATE fetches SET content_hash=?, outcome=? WHERE host=? AND fp=?",
+            (content_hash, outcome, host, fp),
+        )
+
+    def fetch_of(self, host: str, fp: int) -> FetchRecord | None:
+        row = self._c.execute(
+            "SELECT host, fp, url, final_url, status, fetched_at, warc_file, warc_offset, "
+            "warc_length, content_hash, outcome FROM fetches WHERE host=? AND fp=?",
+            (host, fp),
+        ).fetchone()
+        if row is None:
+            return None
+        return FetchRecord(
+            host=row[0],
+            fp=row[1],
+            url=row[2],
+            final_url=row[3],
+            status=row[4],
+            fetched_at=row[5],
+            warc=Location(row[6], row[7], row[8]),
+            content_hash=row[9],
+            outcome=row[10],
+        )
+
+
+class SqliteParseQueue:
+    """The durable queue between fetch and parse: a row per stored, unparsed page."""
+
+    def __init__(self, db: Database) -> None:
+        self._c = db.conn
+
+    def put(self, host: str, fp: int, job: dict[str, Any]) -> int:
+        cur = self._c.execute(
+            "INSERT INTO parse_queue(host, fp, job) VALUES(?,?,?)",
+            (host, fp, orjson.dumps(job).decode()),
+        )
+        assert cur.lastrowid is not None
+        return cur.lastrowid
+
+    def pending(self, *, after: int = 0, limit: int = 1000) -> list[tuple[int, dict[str, Any]]]:
+        rows = self._c.execute(
+            "SELECT seq, job FROM parse_queue WHERE seq > ? ORDER BY seq LIMIT ?", (after, limit)
+        ).fetchall()
+        return [(seq, orjson.loads(job)) for seq, job in rows]
+
+    def ack(self, seq: int) -> None:
+        self._c.execute("DELETE FROM parse_queue WHERE seq=?", (seq,))
+
+    def __len__(self) -> int:
+        return int(self._c.execute("SELECT count(*) FROM parse_queue").fetchone()[0])
+
+
+class SqliteRobotsStore:
+    """Cached robots.txt answers per host, with the last good copy for long outages."""
+
+    def __init__(self, db: Database) -> None:
+        self._c = db.conn
+
+    def load(self, host: str) -> RobotsRow | None:
+        row = self._c.execute(
+            "SELECT host, status, body, fetched_at, expires_at, failures, unreachable_since, "
+            "good_status, good_body, good_fetched_at FROM robots WHERE host=?",
+            (host,),
+        ).fetchone()
+        return None if row is None else RobotsRow(*row)
+
+    def save(self, r: RobotsRow) -> None:
+        self._c.execute(
+            "INSERT OR REPLACE INTO robots(host, status, body, fetched_at, expires_at, failures, "
+            "unreachable_since, good_status, good_body, good_fetched_at) "
+            "VALUES(?,?,?,?,?,?,?,?,?,?)",
+            (
+                r.host,
+                r.status,
+                r.body,
+                r.fetched_at,
+                r.expires_at,
+                r.failures,
+                r.unreachable_since,
+                r.good_status,
+                r.good_body,
+                r.good_fetched_at,
+            ),
+        )
