@@ -260,6 +260,8 @@ async def test_content_signals(web: TestWeb, client: aiohttp.ClientSession) -> N
         in groups
     )
     assert len(groups) == 2  # and the item page under its three URLs
+    (near,) = web.near_duplicate_groups()
+    assert web.url("content.test", "/near/2") in near and len(near) == 4
 
 
 async def test_traps(web: TestWeb, client: aiohttp.ClientSession) -> None:

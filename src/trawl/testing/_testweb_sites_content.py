@@ -20,6 +20,8 @@ from trawl.testing._testweb_model import (
 )
 
 CC_BY = "https://creativecommons.org/licenses/by/4.0/"
+# content.test paths with the same article text in different page furniture.
+NEAR_DUPLICATES = ("/articles/2", "/near/1", "/near/2", "/near/3")
 ARTICLES = 5
 
 

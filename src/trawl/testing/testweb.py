@@ -271,12 +271,7 @@ class TestWeb:
 
     def near_duplicate_groups(self) -> list[frozenset[str]]:
         """Groups of URLs with the same article text in different page furniture."""
-        return [
-            frozenset(
-                self.url("content.test", p)
-                for p in ("/articles/2", "/near/1", "/near/2", "/near/3")
-            )
-        ]
+        return [frozenset(self.url("content.test", p) for p in content.NEAR_DUPLICATES)]
 
     # -- serving ---------------------------------------------------------------
     async def _handle(self, request: web.BaseRequest, host: str) -> web.StreamResponse:
