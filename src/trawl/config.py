@@ -101,11 +101,14 @@ class CrawlConfig:
     max_attempts: int = 3
     retry_base: float = 30.0
     retry_max: float = 3600.0
+    robots_retry_base: float = 300.0
+    robots_retry_max: float = 3600.0
     # Storage.
     warc_max_bytes: int = 1 * GIB
     text_max_bytes: int = 256 * MIB
     commit_interval: float = 0.5
     fsync: bool = True
+    # Parse worker processes; 0 parses in the crawler's own process (tests, tiny crawls).
     parse_workers: int = field(default_factory=lambda: max(1, os.cpu_count() or 1))
 
     def __post_init__(self) -> None:
@@ -148,11 +151,12 @@ def _check(c: CrawlConfig) -> None:
         "max_attempts",
         "warc_max_bytes",
         "text_max_bytes",
-        "parse_workers",
     )
     for name in positive:
         if getattr(c, name) <= 0:
             raise ConfigError(f"{name} must be positive")
+    if c.parse_workers < 0:
+        raise ConfigError("parse_workers must not be negative")
     if c.max_redirects < 0 or c.max_query_params < 0 or c.max_repeated_segments < 1:
         raise ConfigError("max_redirects, max_query_params and max_repeated_segments are bounds")
     if c.scope not in ("host", "domain", "any", "allowlist"):

@@ -10,7 +10,15 @@ from __future__ import annotations
 from collections import OrderedDict
 from dataclasses import replace
 
-from trawl.fetch.robots import FetchOutcome, RobotsRules, rules_for_fetch, rules_for_outage
+from trawl.fetch.robots import (
+    RETRY_BASE,
+    RETRY_CAP,
+    FetchOutcome,
+    RobotsRules,
+    retry_delay,
+    rules_for_fetch,
+    rules_for_outage,
+)
 from trawl.storage.base import RobotsRow, RobotsStore
 
 
@@ -23,8 +31,17 @@ def origin_of(url: str) -> str:
 class RobotsCache:
     """Rules per origin; ``None`` from ``get`` means robots.txt must be fetched first."""
 
-    def __init__(self, store: RobotsStore, *, capacity: int = 50_000) -> None:
+    def __init__(
+        self,
+        store: RobotsStore,
+        *,
+        capacity: int = 50_000,
+        retry_base: float = RETRY_BASE,
+        retry_cap: float = RETRY_CAP,
+    ) -> None:
         self._store = store
+        self._retry_base = retry_base
+        self._retry_cap = retry_cap
         self._mem: OrderedDict[str, RobotsRules] = OrderedDict()
         self._capacity = capacity
 
@@ -59,6 +76,8 @@ class RobotsCache:
             rules = rules_for_outage(
                 last_good, unreachable_for=now - since, now=now, failures=failures
             )
+            wait = retry_delay(failures, base=self._retry_base, cap=self._retry_cap)
+            rules = replace(rules, expires_at=now + wait)
             new = RobotsRow(
                 host=origin,
                 status=status,

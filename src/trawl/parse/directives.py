@@ -28,6 +28,9 @@ _KNOWN = frozenset(
     }
 )
 
+# Directives that take a value after a colon: a leading one is not an agent name.
+_VALUED = frozenset({"max-snippet", "max-image-preview", "max-video-preview", "unavailable_after"})
+
 
 def _directives(value: str) -> set[str]:
     out: set[str] = set()
@@ -66,7 +69,7 @@ def from_header(values: Iterable[str], agents: Sequence[str]) -> set[str]:
     for value in values:
         head, sep, rest = value.partition(":")
         name = head.strip().lower()
-        if sep and name and name not in _KNOWN and name != "unavailable_after" and " " not in name:
+        if sep and name and name not in _KNOWN and name not in _VALUED and " " not in name:
             if name in wanted:
                 out |= _directives(rest)
             continue

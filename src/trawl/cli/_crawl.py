@@ -1,0 +1,200 @@
+"""``trawl crawl`` and ``trawl stats``."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import signal
+import sys
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from trawl.config import (
+    ConfigError,
+    Timeouts,
+    load_config,
+    parse_network,
+    parse_resolve,
+    read_resolve_file,
+)
+from trawl.errors import StorageError
+from trawl.stats import read_stats
+
+
+def register(sub: argparse._SubParsersAction[Any]) -> None:
+    p = sub.add_parser(
+        "crawl",
+        help="crawl from seed URLs into a data directory (resumes if it exists)",
+        description="Crawl politely from seed URLs until the scope is exhausted or a limit "
+        "is hit. Running the same command again, or --resume DIR, continues a crawl.",
+    )
+    p.add_argument("seeds", nargs="*", metavar="SEED", help="seed URLs")
+    p.add_argument("--seeds", dest="seeds_file", type=Path, help="file with one seed per line")
+    p.add_argument("--data", type=Path, help="data directory (state, WARC, text)")
+    p.add_argument("--resume", type=Path, metavar="DIR", help="continue the crawl in DIR")
+    p.add_argument("--config", type=Path, help="TOML config file ([crawl] table)")
+    p.add_argument("--agent", help="product token (robots.txt, User-Agent); default trawl")
+    p.add_argument("--contact", help="contact URL put in the User-Agent")
+    p.add_argument("--purpose", choices=["search", "training"])
+    p.add_argument("--delay", type=float, help="seconds between requests to a host (1)")
+    p.add_argument("--max-pages", type=int)
+    p.add_argument("--max-depth", type=int)
+    p.add_argument("--max-per-host", type=int)
+    p.add_argument("--max-duration", type=float, metavar="SECONDS")
+    p.add_argument("--max-in-flight", type=int, help="requests in flight across hosts")
+    p.add_argument("--scope", choices=["host", "domain", "any", "allowlist"])
+    p.add_argument("--allow-host", action="append", default=[], help="for --scope allowlist")
+    p.add_argument(
+        "--allow-network",
+        action="append",
+        default=[],
+        metavar="CIDR",
+        help="let the crawler reach this network (e.g. 127.0.0.0/8 for a local web)",
+    )
+    p.add_argument("--resolve", action="append", default=[], metavar="HOST=IP")
+    p.add_argument("--resolve-file", type=Path, help="file of HOST=IP lines")
+    p.add_argument("--strip-tracking", action="store_true", default=None)
+    p.add_argument("--parse-workers", type=int)
+    p.add_argument("--timeout", type=float, help="total seconds per fetch")
+    p.add_argument("--quiet", action="store_true", help="no progress, only the summary")
+    p.set_defaults(handler=_crawl)
+
+    s = sub.add_parser("stats", help="progress and counts of a crawl (running or not)")
+    s.add_argument("--data", type=Path, required=True)
+    s.add_argument("--json", action="store_true")
+    s.set_defaults(handler=_stats)
+
+
+def _overrides(args: argparse.Namespace, data_dir: Path) -> dict[str, Any]:
+    seeds = list(args.seeds)
+    if args.seeds_file is not None:
+        try:
+            lines = args.seeds_file.read_text(encoding="utf-8").splitlines()
+        except OSError as exc:
+            raise ConfigError(f"cannot read seeds file: {exc}") from exc
+        seeds += [ln.strip() for ln in lines if ln.strip() and not ln.lstrip().startswith("#")]
+    resolve: dict[str, str] = {}
+    if args.resolve_file is not None:
+        resolve.update(read_resolve_file(args.resolve_file))
+    resolve.update(parse_resolve(args.resolve))
+    out: dict[str, Any] = {
+        "data_dir": data_dir,
+        "seeds": tuple(seeds) or None,
+        "agent": args.agent,
+        "contact": args.contact,
+        "purpose": args.purpose,
+        "delay": args.delay,
+        "max_pages": args.max_pages,
+        "max_depth": args.max_depth,
+        "max_per_host": args.max_per_host,
+        "max_duration": args.max_duration,
+        "max_in_flight": args.max_in_flight,
+        "scope": args.scope,
+        "allowed_hosts": tuple(args.allow_host) or None,
+        "allow_networks": tuple(parse_network(n) for n in args.allow_network) or None,
+        "resolve": resolve or None,
+        "strip_tracking": args.strip_tracking,
+        "parse_workers": args.parse_workers,
+    }
+    if args.timeout is not None:
+        out["timeouts"] = Timeouts(
+            connect=min(10.0, args.timeout), first_byte=args.timeout, total=args.timeout
+        )
+    return out
+
+
+def _saved_config(data_dir: Path) -> dict[str, Any]:
+    """The settings a crawl was started with, so --resume can use them again."""
+    from trawl.stats import read_meta
+
+    raw = read_meta(data_dir, "config")
+    if raw is None:
+        return {}
+    saved: dict[str, Any] = orjson.loads(raw)
+    saved.pop("seeds", None)  # seeds are in the frontier already
+    return saved
+
+
+def _crawl(args: argparse.Namespace) -> int:
+    from trawl.crawl import Crawl
+    from trawl.progress import ProgressReporter
+
+    data_dir = args.resume or args.data
+    if data_dir is None:
+        print("trawl crawl: --data DIR (or --resume DIR) is required", file=sys.stderr)
+        return 2
+    try:
+        base = _saved_config(data_dir) if (data_dir / "state.db").exists() else {}
+        overrides = {
+            **base,
+            **{k: v for k, v in _overrides(args, data_dir).items() if v is not None},
+        }
+        config = load_config(file=args.config, overrides=overrides)
+        if not config.seeds and not (data_dir / "state.db").exists():
+            raise ConfigError("no seeds: give SEED arguments or --seeds FILE")
+        crawl = Crawl(config)
+    except (ConfigError, StorageError) as exc:
+        print(f"trawl crawl: {exc}", file=sys.stderr)
+        return 2
+    reporter = ProgressReporter()
+    try:
+        summary = asyncio.run(_run(crawl, reporter, quiet=args.quiet))
+    finally:
+        crawl.close()
+    reporter.finish(summary)
+    return 130 if summary.stopped in ("interrupted", "aborted") else 0
+
+
+async def _run(crawl: Any, reporter: Any, *, quiet: bool) -> Any:
+    loop = asyncio.get_running_loop()
+    interrupts = 0
+
+    def on_signal() -> None:
+        nonlocal interrupts
+        interrupts += 1
+        if interrupts == 1:
+            print("\nstopping: finishing in-flight work (Ctrl-C again to abort)", file=sys.stderr)
+            crawl.request_stop()
+        else:
+            crawl.abort()
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, on_signal)
+
+    async def report() -> None:
+        while True:
+            await asyncio.sleep(reporter.interval)
+            reporter.update(crawl.snapshot())
+
+    reporting = None if quiet else asyncio.create_task(report())
+    try:
+        return await crawl.run()
+    finally:
+        if reporting is not None:
+            reporting.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await reporting
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(sig)
+
+
+def _stats(args: argparse.Namespace) -> int:
+    try:
+        stats = read_stats(args.data)
+    except StorageError as exc:
+        print(f"trawl stats: {exc}", file=sys.stderr)
+        return 2
+    if args.json:
+        sys.stdout.write(orjson.dumps(stats, option=orjson.OPT_INDENT_2).decode() + "\n")
+        return 0
+    for key, value in stats.items():
+        if isinstance(value, dict):
+            print(f"{key}:")
+            for k, v in value.items():
+                print(f"  {k:<28} {v:,}" if isinstance(v, int) else f"  {k:<28} {v}")
+        else:
+            print(f"{key:<30} {value:,}" if isinstance(value, int) else f"{key:<30} {value}")
+    return 0

@@ -1,0 +1,490 @@
+"""The composition root: builds a crawl from its config and runs it to the end.
+
+Everything is wired here and nowhere else. The run loop hands leases from the
+frontier to fetch tasks (as many as ``max_in_flight``; one per host at a time is the
+frontier's guarantee), sends stored pages to the parse workers, applies their
+results, and commits everything in groups every ``commit_interval`` seconds. Work is
+acknowledged only in a commit that also holds its outputs, so a kill -9 at any moment
+loses nothing: on the next run, leases come back, unparsed pages are parsed from
+their WARC records, and files are cut back to what the last commit references.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import multiprocessing
+import time
+from concurrent.futures import Executor, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from trawl import urls
+from trawl.archive.segments import Location, Position, SegmentLog
+from trawl.archive.textstore import TextStore
+from trawl.archive.warc import WarcWriter, read_response
+from trawl.clock import Clock, SystemClock
+from trawl.config import CrawlConfig
+from trawl.errors import UrlError
+from trawl.fetch.address import AddressGuard
+from trawl.fetch.dns import DnsCache
+from trawl.fetch.http import HttpClient, decode_content
+from trawl.fetch.politeness import Politeness
+from trawl.fetch.robots_cache import RobotsCache
+from trawl.fetch.stage import FetchPolicy, FetchStage, ParseTask
+from trawl.frontier.admission import Admission, Candidate
+from trawl.frontier.traps import ScopeFilter, TrapLimits
+from trawl.models import Lease, UrlStatus
+from trawl.parse.page import ParsedPage, ParseJob, ParseOptions, parse_page
+from trawl.parse.stage import ParseStage
+from trawl.storage.sqlite.counters import SqliteCounters
+from trawl.storage.sqlite.db import Database
+from trawl.storage.sqlite.frontier import SqliteFrontier
+from trawl.storage.sqlite.pages import SqlitePageStore, SqliteParseQueue, SqliteRobotsStore
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    """Progress at one moment (what the live display and ``trawl stats`` show)."""
+
+    elapsed: float
+    known: int
+    queued: int
+    in_flight: int
+    waiting: int
+    fetched: int
+    parsed: int
+    failed: int
+    skipped: int
+    redirected: int
+    documents: int
+    duplicates: int
+    pages_per_second: float
+    bytes: int
+    errors: int
+    hosts_ready: int
+    hosts_waiting: int
+    parse_backlog: int
+
+
+@dataclass(frozen=True, slots=True)
+class CrawlSummary:
+    stopped: str  # "done", "max pages", "max duration", "interrupted", "aborted"
+    snapshot: Snapshot
+    data_dir: str
+    warc_files: tuple[str, ...]
+    text_files: tuple[str, ...]
+    seed_errors: tuple[str, ...] = ()
+    counters: dict[str, int] = field(default_factory=dict)
+
+
+_COMMIT_HOOK_META = {"warc": "log.warc", "text": "log.text"}
+
+
+def _open_log(
+    db: Database, name: str, config: CrawlConfig, suffix: str, max_bytes: int
+) -> SegmentLog:
+    stored = db.get_meta(_COMMIT_HOOK_META[name])
+    log = SegmentLog(
+        config.data_dir / name,
+        prefix="trawl",
+        suffix=suffix,
+        max_bytes=max_bytes,
+        committed=Position.load(stored) if stored else None,
+        fsync=config.fsync,
+    )
+    db.before_commit(lambda: db.set_meta(_COMMIT_HOOK_META[name], log.sync().dump()))
+    return log
+
+
+def _init_worker() -> None:
+    """Warm a parse worker: import the parser and load the language model once."""
+    from trawl.parse.language import identify
+
+    identify("warming up the language model of this worker process")
+
+
+class Crawl:
+    """One crawl over one data directory. ``await crawl.run()`` returns a summary."""
+
+    def __init__(self, config: CrawlConfig, *, clock: Clock | None = None) -> None:
+        self.config = config
+        self.clock = clock or SystemClock()
+        config.data_dir.mkdir(parents=True, exist_ok=True)
+        self.db = Database(config.data_dir / "state.db")
+        try:
+            self._build()
+        except BaseException:
+            self.db.close(commit=False)
+            raise
+        self._stopping = False
+        self._aborting = False
+        self._wake = asyncio.Event()
+        self._fetching: dict[asyncio.Task[None], Lease] = {}
+        self._parsing: set[asyncio.Task[None]] = set()
+        self._recovering: list[tuple[int, dict[str, Any]]] = []
+        self._pool: Executor | None = None
+        self._started = 0.0
+        self._rate: list[tuple[float, int]] = []
+        self.seed_errors: list[str] = []
+
+    def _build(self) -> None:
+        c, db, clock = self.config, self.db, self.clock
+        self.frontier = SqliteFrontier(
+            db, max_per_host=c.max_per_host, lease_seconds=c.timeouts.total * 2 + 60
+        )
+        self.counters = SqliteCounters(db)
+        self.pages = SqlitePageStore(db)
+        self.parse_queue = SqliteParseQueue(db)
+        self.warc_log = _open_log(db, "warc", c, ".warc.gz", c.warc_max_bytes)
+        self.text_log = _open_log(db, "text", c, ".jsonl.gz", c.text_max_bytes)
+        self.warc = WarcWriter(self.warc_log, operator=c.contact)
+        self.texts = TextStore(self.text_log)
+        saved_scope = orjson.loads(db.get_meta("scope.hosts") or "[]")
+        self.scope = ScopeFilter(c.scope, hosts=saved_scope, allowed=c.allowed_hosts)
+        db.before_commit(
+            lambda: db.set_meta("scope.hosts", orjson.dumps(sorted(self.scope.hosts)).decode())
+        )
+        self.admission = Admission(
+            frontier=self.frontier,
+            scope=self.scope,
+            limits=TrapLimits.from_config(c),
+            counters=self.counters,
+            strip_tracking=c.strip_tracking,
+        )
+        self.guard = AddressGuard(c.allow_networks)
+        self.dns = DnsCache(
+            guard=self.guard,
+            clock=clock,
+            overrides=c.resolve,
+            min_ttl=c.dns_min_ttl,
+            max_ttl=c.dns_max_ttl,
+        )
+        self.client = HttpClient(
+            dns=self.dns,
+            user_agent=c.user_agent,
+            timeouts=c.timeouts,
+            max_body_bytes=c.max_body_bytes,
+            clock=clock,
+            max_connections=max(64, c.max_in_flight * 2),
+        )
+        self.politeness = Politeness(
+            delay=c.delay, max_crawl_delay=c.max_crawl_delay, max_backoff=c.max_backoff_delay
+        )
+        self.robots = RobotsCache(
+            SqliteRobotsStore(db), retry_base=c.robots_retry_base, retry_cap=c.robots_retry_max
+        )
+        self.fetcher = FetchStage(
+            client=self.client,
+            robots=self.robots,
+            politeness=self.politeness,
+            frontier=self.frontier,
+            admission=self.admission,
+            warc=self.warc,
+            pages=self.pages,
+            parse_queue=self.parse_queue,
+            counters=self.counters,
+            clock=clock,
+            policy=FetchPolicy(
+                agents=c.robots_agents,
+                max_attempts=c.max_attempts,
+                retry_base=c.retry_base,
+                retry_max=c.retry_max,
+                max_redirects=c.max_redirects,
+            ),
+        )
+        self.parser = ParseStage(
+            frontier=self.frontier,
+            admission=self.admission,
+            pages=self.pages,
+            parse_queue=self.parse_queue,
+            texts=self.texts,
+            counters=self.counters,
+            clock=clock,
+        )
+        self.parse_options = ParseOptions(
+            agents=c.robots_agents,
+            follow_nofollow_links=c.follow_nofollow_links,
+            strip_tracking=c.strip_tracking,
+        )
+        db.set_meta("config", config_json(c))
+
+    # -- control ---------------------------------------------------------------------
+
+    def request_stop(self) -> None:
+        """Stop taking new work; finish or release what is in flight (first Ctrl-C)."""
+        self._stopping = True
+        self._wake.set()
+
+    def abort(self) -> None:
+        """Stop at once (second Ctrl-C); uncommitted work is redone on resume."""
+        self._stopping = self._aborting = True
+        self._wake.set()
+
+    # -- seeds -------------------------------------------------------------------------
+
+    def add_seeds(self, seeds: list[str]) -> int:
+        candidates = []
+        for raw in seeds:
+            try:
+                url = urls.normalize(raw.strip(), strip_tracking=self.config.strip_tracking)
+            except UrlError as exc:
+                self.seed_errors.append(f"{raw}: {exc.reason}")
+                continue
+            self.scope.add_host(urls.host_key(url))
+            candidates.append(Candidate(url, depth=0))
+        result = self.admission.offer(candidates, now=self.clock.now())
+        return len(result.added)
+
+    # -- the run loop ------------------------------------------------------------------
+
+    async def run(self) -> CrawlSummary:
+        self._started = time.monotonic()
+        self.add_seeds(list(self.config.seeds))
+        self._recovering = self.parse_queue.pending(limit=10**9)
+        self._pool = self._make_pool()
+        committer = asyncio.create_task(self._commit_loop())
+        stopped = "done"
+        try:
+            stopped = await self._loop()
+        finally:
+            committer.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await committer
+            await self._shutdown()
+        return self.summary(stopped)
+
+    def _make_pool(self) -> Executor | None:
+        if self.config.parse_workers == 0:
+            return None
+        return ProcessPoolExecutor(
+            max_workers=self.config.parse_workers,
+            mp_context=multiprocessing.get_context("forkserver"),
+            initializer=_init_worker,
+        )
+
+    def _pages_limit_reached(self) -> bool:
+        limit = self.config.max_pages
+        if limit is None:
+            return False
+        return self.counters.get("fetch:stored") + len(self._fetching) >= limit
+
+    async def _loop(self) -> str:
+        c = self.config
+        backlog_cap = max(16, 8 * max(1, c.parse_workers))
+        last_sweep = 0.0
+        while True:
+            if self._stopping:
+                return "aborted" if self._aborting else "interrupted"
+            now = self.clock.now()
+            if c.max_duration is not None and time.monotonic() - self._started >= c.max_duration:
+                return "max duration"
+            if now - last_sweep >= 1.0:
+                self.frontier.wake_due(now)
+                self.frontier.reclaim_expired(now)
+                last_sweep = now
+            while self._recovering and len(self._parsing) < backlog_cap:
+                self._recover_one(*self._recovering.pop(0))
+            limit = self._pages_limit_reached()
+            while (
+                not limit
+                and len(self._fetching) < c.max_in_flight
+                and len(self._parsing) < backlog_cap
+            ):
+                lease = self.frontier.take(now)
+                if lease is None:
+                    break
+                task = asyncio.create_task(self._fetch(lease))
+                self._fetching[task] = lease
+                limit = self._pages_limit_reached()
+            if not self._fetching and not self._parsing and not self._recovering:
+                if limit:
+                    return "max pages"
+                if self.frontier.next_wake(now) is None and self.frontier.next_wake_due() is None:
+                    return "done"
+            timeout = 1.0
+            wake_at = self.frontier.next_wake(now)
+            due_at = self.frontier.next_wake_due()
+            for at in (wake_at, due_at):
+                if at is not None:
+                    timeout = min(timeout, max(0.0, at - now))
+            if limit or len(self._fetching) >= c.max_in_flight:
+                timeout = 1.0
+            self._wake.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), timeout=max(timeout, 0.001))
+
+    async def _fetch(self, lease: Lease) -> None:
+        try:
+            task = await self.fetcher.process(lease)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # a bug must not stop the crawl: record and go on
+            self.counters.add("error:internal")
+            self.frontier.finish(
+                lease,
+                UrlStatus.FAILED,
+                reason=f"internal error: {type(exc).__name__}: {exc}"[:300],
+                host_ready_at=self.clock.now() + self.config.delay,
+            )
+            task = None
+        finally:
+            current = asyncio.current_task()
+            if current is not None:
+                self._fetching.pop(current, None)  # type: ignore[arg-type]
+            self._wake.set()
+        if task is not None:
+            self._start_parse(task)
+
+    def _recover_one(self, seq: int, job: dict[str, Any]) -> None:
+        """A page stored before a crash but not parsed: parse it from its WARC record."""
+        try:
+            stored = read_response(self.warc_log.read(Location(*job["warc"])))
+            coding = next((v for k, v in stored.headers if k.lower() == "content-encoding"), None)
+            body, _ = decode_content(stored.body, coding, self.config.max_body_bytes)
+        except Exception as exc:
+            self.counters.add("recover:unreadable")
+            self.parser.apply(
+                seq, job, ParsedPage(url=job["final_url"], error=f"unreadable WARC record: {exc}")
+            )
+            return
+        self.counters.add("recover:parsed")
+        self._start_parse(ParseTask(seq=seq, job=job, body=body))
+
+    def _start_parse(self, task: ParseTask) -> None:
+        t = asyncio.create_task(self._parse(task))
+        self._parsing.add(t)
+        t.add_done_callback(self._parsing.discard)
+
+    async def _parse(self, task: ParseTask, *, attempt: int = 1) -> None:
+        job = task.job
+        parse_job = ParseJob(
+            url=job["final_url"],
+            headers=tuple((str(k), str(v)) for k, v in job["headers"]),
+            body=task.body,
+            content_type=job.get("content_type"),
+        )
+        try:
+            if self._pool is None:
+                page = parse_page(parse_job, self.parse_options)
+            else:
+                loop = asyncio.get_running_loop()
+                page = await loop.run_in_executor(
+                    self._pool, parse_page, parse_job, self.parse_options
+                )
+        except BrokenProcessPool:
+            # A worker died (a page crashed the parser?): new pool; one more try per page.
+            self._replace_pool()
+            if attempt < 2:
+                await self._parse(task, attempt=attempt + 1)
+                return
+            page = ParsedPage(url=job["final_url"], error="parse worker crashed")
+        try:
+            self.parser.apply(task.seq, job, page)
+        finally:
+            self._wake.set()
+
+    def _replace_pool(self) -> None:
+        old, self._pool = self._pool, self._make_pool()
+        if old is not None:
+            old.shutdown(wait=False, cancel_futures=True)
+
+    async def _commit_loop(self) -> None:
+        while True:
+            await asyncio.sleep(self.config.commit_interval)
+            self.db.commit()
+
+    async def _shutdown(self) -> None:
+        grace = 0.0 if self._aborting else min(10.0, self.config.timeouts.total)
+        if self._fetching:
+            _done, pending = await asyncio.wait(list(self._fetching), timeout=grace or None)
+            if grace == 0.0:
+                pending = set(self._fetching)
+            for task in pending:
+                task.cancel()
+            for task in pending:
+                lease = self._fetching.pop(task, None)
+                if lease is not None:
+                    self.frontier.requeue(lease, host_ready_at=self.clock.now())
+        if self._parsing and not self._aborting:
+            await asyncio.wait(list(self._parsing), timeout=30)
+        for task in list(self._parsing):
+            task.cancel()
+        await asyncio.gather(*self._fetching, *self._parsing, return_exceptions=True)
+        self.db.commit()
+        if self._pool is not None:
+            self._pool.shutdown(wait=not self._aborting, cancel_futures=True)
+        await self.client.close()
+
+    def close(self) -> None:
+        self.warc_log.close()
+        self.text_log.close()
+        self.db.close()
+
+    # -- progress ----------------------------------------------------------------------
+
+    def snapshot(self) -> Snapshot:
+        counts = self.frontier.counts()
+        now = self.clock.now()
+        stored = self.counters.get("fetch:stored")
+        mono = time.monotonic()
+        self._rate.append((mono, stored))
+        while len(self._rate) > 2 and mono - self._rate[0][0] > 10.0:
+            self._rate.pop(0)
+        t0, n0 = self._rate[0]
+        rate = (stored - n0) / (mono - t0) if mono > t0 else 0.0
+        errors = sum(v for k, v in self.counters.all().items() if k.startswith("error:"))
+        return Snapshot(
+            elapsed=mono - self._started if self._started else 0.0,
+            known=sum(counts.values()),
+            queued=counts[UrlStatus.QUEUED],
+            in_flight=counts[UrlStatus.IN_FLIGHT],
+            waiting=counts[UrlStatus.WAITING],
+            fetched=counts[UrlStatus.FETCHED] + counts[UrlStatus.PARSED],
+            parsed=counts[UrlStatus.PARSED],
+            failed=counts[UrlStatus.FAILED],
+            skipped=counts[UrlStatus.SKIPPED],
+            redirected=counts[UrlStatus.REDIRECTED],
+            documents=self.counters.get("parse:stored"),
+            duplicates=self.counters.get("parse:duplicate"),
+            pages_per_second=rate,
+            bytes=self.fetcher.bytes_received,
+            errors=errors,
+            hosts_ready=self.frontier.hosts_ready(now),
+            hosts_waiting=self.frontier.hosts_waiting(now),
+            parse_backlog=len(self._parsing) + len(self._recovering),
+        )
+
+    def summary(self, stopped: str) -> CrawlSummary:
+        return CrawlSummary(
+            stopped=stopped,
+            snapshot=self.snapshot(),
+            data_dir=str(self.config.data_dir),
+            warc_files=tuple(str(p) for p in self.warc_log.files()),
+            text_files=tuple(str(p) for p in self.text_log.files()),
+            seed_errors=tuple(self.seed_errors),
+            counters=self.counters.all(),
+        )
+
+
+def config_json(config: CrawlConfig) -> str:
+    """The config as JSON (stored in the data directory so ``--resume`` can reuse it)."""
+    from dataclasses import asdict
+
+    data = asdict(config)
+    data["data_dir"] = str(config.data_dir)
+    data["allow_networks"] = [str(n) for n in config.allow_networks]
+    data["resolve"] = dict(config.resolve)
+    return orjson.dumps(data).decode()
+
+
+async def run_crawl(config: CrawlConfig) -> CrawlSummary:
+    """Run a crawl to its end (the Python API behind ``trawl crawl``)."""
+    crawl = Crawl(config)
+    try:
+        return await crawl.run()
+    finally:
+        crawl.close()

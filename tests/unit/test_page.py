@@ -1,0 +1,95 @@
+"""The parse worker's job: one page in, text, links and signals out."""
+
+from __future__ import annotations
+
+import pickle
+
+from trawl.parse.page import ParseJob, ParseOptions, parse_page, text_hash
+
+ARTICLE = "<p>" + " ".join(["The river town kept its old bridge and its market."] * 30) + "</p>"
+
+
+def page(
+    html: str, *, headers: tuple[tuple[str, str], ...] = (), url: str = "http://a.test/x/y"
+) -> ParseJob:
+    return ParseJob(url=url, headers=headers, body=html.encode(), content_type="text/html")
+
+
+def test_links_resolved_normalised_and_filtered() -> None:
+    html = f"""<html><head><title>T</title><link rel=canonical href="/x/y#top">
+    <link rel=stylesheet href="/s.css"><link rel=alternate href="/x/y?lang=fr"></head>
+    <body>{ARTICLE}
+    <a href="../Z/%7eq">rel</a><a href="HTTP://B.test:80/p">abs</a><a href="mailto:x@a.test">m</a>
+    <a href="javascript:void(0)">j</a><a href="data:text/html,x">d</a><a href="#frag">f</a>
+    <a href="/n" rel="nofollow">n</a><area href="/area"><iframe src="/frame"></iframe>
+    <a href="http://[::1">bad</a></body></html>"""
+    out = parse_page(page(html), ParseOptions())
+    assert out.canonical == "http://a.test/x/y"
+    assert set(out.links) == {
+        "http://a.test/Z/~q",
+        "http://b.test/p",
+        "http://a.test/x/y",
+        "http://a.test/x/y?lang=fr",
+        "http://a.test/area",
+        "http://a.test/frame",
+    }
+    assert out.nofollow_links == 1
+    assert out.bad_links >= 3  # mailto, javascript, data, the broken IPv6 literal
+
+
+def test_rel_nofollow_links_followed_when_asked() -> None:
+    html = f'<body>{ARTICLE}<a href="/n" rel="nofollow">n</a></body>'
+    out = parse_page(page(html), ParseOptions(follow_nofollow_links=True))
+    assert "http://a.test/n" in out.links
+
+
+def test_base_href() -> None:
+    html = (
+        '<head><base href="http://a.test/base/dir/"></head>'
+        f'<body>{ARTICLE}<a href="page">p</a></body>'
+    )
+    out = parse_page(page(html), ParseOptions())
+    assert out.base_url == "http://a.test/base/dir/"
+    assert out.links == ("http://a.test/base/dir/page",)
+
+
+def test_meta_and_header_robots() -> None:
+    html = (
+        '<head><meta name="robots" content="nofollow"></head>'
+        f'<body>{ARTICLE}<a href="/n">n</a></body>'
+    )
+    out = parse_page(page(html, headers=(("X-Robots-Tag", "trawl: noindex"),)), ParseOptions())
+    assert out.noindex
+    assert out.nofollow
+    assert out.links == ()
+
+
+def test_text_title_language_and_hash() -> None:
+    html = (
+        "<html><head><title>River towns</title></head>"
+        f"<body><article>{ARTICLE}</article></body></html>"
+    )
+    out = parse_page(page(html), ParseOptions())
+    assert out.title == "River towns"
+    assert "old bridge" in out.text
+    assert out.language == "en"
+    assert out.language_confidence is not None
+    assert out.content_hash == text_hash(out.text)
+    assert text_hash("a  b\n c") == text_hash("a b c")
+
+
+def test_license_link() -> None:
+    html = (
+        '<head><link rel="license" href="https://creativecommons.org/licenses/by/4.0/"></head>'
+        f"<body>{ARTICLE}</body>"
+    )
+    out = parse_page(page(html), ParseOptions())
+    assert out.license == "https://creativecommons.org/licenses/by/4.0/"
+
+
+def test_hostile_input_never_raises_and_result_pickles() -> None:
+    for body in (b"", b"\x00\xff" * 1000, b"<" * 10_000, b"<div>" * 50_000, b"<a href='\x00'>"):
+        out = parse_page(ParseJob(url="http://a.test/", headers=(), body=body), ParseOptions())
+        assert pickle.loads(pickle.dumps(out)) == out
+    empty = parse_page(ParseJob(url="http://a.test/", headers=(), body=b""), ParseOptions())
+    assert empty.content_hash is None

@@ -1,0 +1,58 @@
+"""Host pacing on virtual time: delays, Crawl-delay bounds, back-off and Retry-After."""
+
+from __future__ import annotations
+
+from trawl.fetch.politeness import Politeness, parse_retry_after
+
+T0 = 1_000.0
+
+
+def pace() -> Politeness:
+    return Politeness(delay=1.0, max_crawl_delay=30.0, max_backoff=600.0)
+
+
+def test_default_delay_and_crawl_delay_bounds() -> None:
+    p = pace()
+    assert p.after_success("a", T0) == T0 + 1.0
+    p.set_crawl_delay("a", 2.5)
+    assert p.after_success("a", T0) == T0 + 2.5
+    p.set_crawl_delay("a", 0.1)  # never faster than the crawl's own delay
+    assert p.after_success("a", T0) == T0 + 1.0
+    p.set_crawl_delay("a", 3600)  # bounded by the maximum
+    assert p.after_success("a", T0) == T0 + 30.0
+    p.set_crawl_delay("a", float("nan"))
+    assert p.delay("a") == 1.0
+
+
+def test_backoff_doubles_then_recovers() -> None:
+    p = pace()
+    assert p.after_trouble("a", T0) == T0 + 2.0  # delay + backoff 1
+    assert p.after_trouble("a", T0) == T0 + 3.0  # backoff 2
+    assert p.after_trouble("a", T0) == T0 + 5.0  # backoff 4
+    assert p.after_success("a", T0) == T0 + 3.0  # halved to 2
+    assert p.after_success("a", T0) == T0 + 2.0
+    assert p.after_success("a", T0) == T0 + 1.0
+    assert p.backoff("a") == 0.0
+
+
+def test_backoff_is_capped() -> None:
+    p = Politeness(delay=1.0, max_crawl_delay=30.0, max_backoff=10.0)
+    for _ in range(20):
+        at = p.after_trouble("a", T0)
+    assert at == T0 + 11.0
+
+
+def test_retry_after_is_honoured_up_to_the_cap() -> None:
+    p = pace()
+    assert p.after_trouble("a", T0, retry_after=120.0) == T0 + 120.0
+    assert p.after_trouble("b", T0, retry_after=10**9) == T0 + 600.0
+
+
+def test_parse_retry_after() -> None:
+    assert parse_retry_after("120", T0) == 120.0
+    assert parse_retry_after(None, T0) is None
+    assert parse_retry_after("soon", T0) is None
+    date = "Wed, 21 Oct 2015 07:28:00 GMT"
+    now = 1445412470.0  # 10 s before that date
+    assert parse_retry_after(date, now) == 10.0
+    assert parse_retry_after(date, now + 100) == 0.0

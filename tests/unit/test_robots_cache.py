@@ -1,0 +1,66 @@
+"""robots.txt caching per origin, expiry, outages, and survival across restarts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from trawl.fetch.robots import FetchOutcome
+from trawl.fetch.robots_cache import RobotsCache, origin_of
+from trawl.storage.sqlite.db import Database
+from trawl.storage.sqlite.pages import SqliteRobotsStore
+
+T0 = 1_000_000.0
+DAY = 86_400.0
+
+
+def test_origin_of() -> None:
+    assert origin_of("https://a.test/x?y") == "https://a.test"
+    assert origin_of("http://a.test:8080/") == "http://a.test:8080"
+    assert origin_of("http://a.test?q") == "http://a.test"
+
+
+def test_rules_cached_for_a_day_and_survive_restart(tmp_path: Path) -> None:
+    db = Database(tmp_path / "state.db")
+    cache = RobotsCache(SqliteRobotsStore(db))
+    assert cache.get("http://a.test", T0) is None
+    cache.record("http://a.test", status=200, body=b"User-agent: *\nDisallow: /p/\n", now=T0)
+    rules = cache.get("http://a.test", T0 + 10)
+    assert rules is not None
+    assert not rules.is_allowed("http://a.test/p/1", "trawl")
+    db.close()
+    db = Database(tmp_path / "state.db")
+    again = RobotsCache(SqliteRobotsStore(db))
+    rules = again.get("http://a.test", T0 + DAY - 1)
+    assert rules is not None
+    assert not rules.is_allowed("/p/1", "trawl")
+    assert again.get("http://a.test", T0 + DAY) is None  # expired: fetch again
+    db.close()
+
+
+def test_outage_disallows_and_backs_off_then_recovers(tmp_path: Path) -> None:
+    db = Database(tmp_path / "state.db")
+    cache = RobotsCache(SqliteRobotsStore(db), retry_base=10.0, retry_cap=40.0)
+    first = cache.record("http://a.test", status=503, body=b"", now=T0)
+    assert first.outcome is FetchOutcome.UNREACHABLE
+    assert first.expires_at == T0 + 10
+    assert not first.is_allowed("/anything", "trawl")
+    second = cache.record("http://a.test", status=None, body=None, now=T0 + 10)
+    assert second.expires_at == T0 + 10 + 20
+    third = cache.record("http://a.test", status=500, body=b"", now=T0 + 30)
+    assert third.expires_at == T0 + 30 + 40
+    ok = cache.record("http://a.test", status=404, body=b"", now=T0 + 70)
+    assert ok.outcome is FetchOutcome.NO_RULES
+    assert ok.is_allowed("/anything", "trawl")
+    db.close()
+
+
+def test_long_outage_falls_back_to_last_good_copy(tmp_path: Path) -> None:
+    db = Database(tmp_path / "state.db")
+    cache = RobotsCache(SqliteRobotsStore(db), retry_base=60.0, retry_cap=3600.0)
+    cache.record("http://a.test", status=200, body=b"User-agent: *\nDisallow: /x\n", now=T0)
+    cache.record("http://a.test", status=503, body=b"", now=T0 + DAY)
+    later = cache.record("http://a.test", status=503, body=b"", now=T0 + DAY + 31 * DAY)
+    assert later.outcome is FetchOutcome.PARSED
+    assert later.is_allowed("/y", "trawl")
+    assert not later.is_allowed("/x", "trawl")
+    db.close()
