@@ -10,6 +10,8 @@ import time
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from trawl.parse._extract_guard import MAX_BLOCK_DEPTH, bound_nesting
 from trawl.parse.extract import Extraction, extract, extract_from_tree, parse_html
@@ -222,19 +224,19 @@ def test_unclosed_nested_lists() -> None:
 
 
 def test_nesting_guard_keeps_ordinary_pages_untouched() -> None:
-    page = article_page()
+    page = article_page().encode()
     assert bound_nesting(page) is page
-    big = page.replace("<p>", "<p><span></span>") * 50  # many tags, shallow
+    big = page.replace(b"<p>", b"<p><span></span>") * 50  # many tags, shallow
     assert bound_nesting(big) == big
 
 
 def test_nesting_guard_flattens_past_the_limit() -> None:
     depth = 3000  # enough tags to pass the cheap count
-    html = "<div>" * depth + "<p>deep text</p>" + "</div>" * depth
+    html = b"<div>" * depth + b"<p>deep text</p>" + b"</div>" * depth
     flattened = bound_nesting(html)
-    assert flattened.count("<div>") == MAX_BLOCK_DEPTH
-    assert flattened.count("</div>") == MAX_BLOCK_DEPTH
-    assert "<p>deep text</p>" in flattened
+    assert flattened.count(b"<div>") == MAX_BLOCK_DEPTH
+    assert flattened.count(b"</div>") == MAX_BLOCK_DEPTH
+    assert b"<p>deep text</p>" in flattened
 
 
 def test_work_is_bounded_on_a_huge_page() -> None:
@@ -262,3 +264,34 @@ def test_first_twenty_benchmark_pages_extract() -> None:
         result = extract(html)
         non_empty += bool(result.text.strip())
     assert non_empty >= 18
+
+
+def test_table_rows_become_lines() -> None:
+    extra = (
+        "<table><tr><th>City</th><th>Lanes</th></tr><tr><td>Springfield</td><td>40 km</td></tr>"
+        "<tr><td>Shelbyville</td><td>12 km</td></tr></table>"
+    )
+    lines = extract(article_page(body_extra=extra)).text.split("\n")
+    assert "City | Lanes" in lines
+    assert "Springfield | 40 km" in lines
+    assert "Shelbyville | 12 km" in lines
+
+
+_TAGS = ["div", "p", "span", "a", "ul", "li", "table", "tr", "td", "pre", "br", "h1", "nav"]
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(
+        st.one_of(
+            st.sampled_from([f"<{t}>" for t in _TAGS] + [f"</{t}>" for t in _TAGS]),
+            st.sampled_from(['<div class="comment">', '<p style="display:none">', "<!--", "-->"]),
+            st.text(max_size=30),
+        ),
+        max_size=60,
+    )
+)
+def test_random_tag_soup_never_raises(parts: list[str]) -> None:
+    result = extract("".join(parts))
+    assert isinstance(result.text, str)
+    assert isinstance(result.title, str)

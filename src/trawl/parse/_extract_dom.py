@@ -26,6 +26,7 @@ from trawl.parse._extract_signals import (
     BOILERPLATE_TAGS,
     EMBED_TAGS,
     HIDDEN,
+    HIDDEN_TOKENS,
     INPUT_TAGS,
     META,
     NO_ATTRIBUTE_TAGS,
@@ -99,12 +100,28 @@ def _is_hidden(attrs: dict[str, str | None]) -> bool:
     return bool(style) and _HIDDEN_STYLE.search(style or "") is not None
 
 
+def _is_collapsed(text: str) -> bool:
+    """Whether white-space collapsing would leave ``text`` as it is (a cheap check that
+    spares most lines of minified pages the split and join)."""
+    return bool(text) and not (
+        text[0].isspace()
+        or text[-1].isspace()
+        or "  " in text
+        or "\n" in text
+        or "\t" in text
+        or "\r" in text
+        or "\xa0" in text
+        or "\f" in text
+        or "\v" in text
+    )
+
+
 def _flush(dom: Dom, pieces: list[str], owner: int, links: int, in_pre: bool) -> None:
     raw = "".join(pieces)
     pieces.clear()
     # <pre> keeps its own line breaks; elsewhere all white space is one space.
     for chunk in raw.split("\n") if in_pre else (raw,):
-        text = " ".join(chunk.split())
+        text = chunk if _is_collapsed(chunk) else " ".join(chunk.split())
         if not text:
             continue
         charged = min(links, len(text))
@@ -119,15 +136,8 @@ def _flush(dom: Dom, pieces: list[str], owner: int, links: int, in_pre: bool) ->
 def walk(start: LexborNode, *, max_elements: int) -> Dom:
     """Walk the subtree under ``start`` (normally ``<body>``) into a ``Dom``."""
     dom = Dom()
-    tags, parents, ends, flags_of, inherited_of = (
-        dom.tag,
-        dom.parent,
-        dom.end,
-        dom.flags,
-        dom.inherited,
-    )
-    weights, signatures, chars, links, counts = (
-        dom.weight,
+    tags, parents, ends, flags_of = dom.tag, dom.parent, dom.end, dom.flags
+    signatures, chars, links, counts = (
         dom.signature,
         dom.chars,
         dom.link_chars,
@@ -181,9 +191,10 @@ def walk(start: LexborNode, *, max_elements: int) -> Dom:
                 closer = -2
                 in_link += 1
             else:
-                flags = weight = 0
+                flags = 0
                 signature = ""
                 attrs = node.attributes
+                continue_walk = True
                 if attrs:
                     top = owner < 0  # the start node is never dropped
                     if (
@@ -193,23 +204,24 @@ def walk(start: LexborNode, *, max_elements: int) -> Dom:
                     ):
                         continue_walk = False
                     else:
-                        continue_walk = True
                         signature = f"{attrs.get('class') or ''} {attrs.get('id') or ''}"
                         if len(signature) > 1:
                             signature = signature.lower()
-                            verdict = verdicts.get(signature)
-                            if verdict is None:
-                                verdict = verdicts[signature] = _verdict(signature, token_cache)
-                            hidden, weight, flags = verdict
-                            if top:
-                                flags = 0
-                            elif hidden:
+                            if kind == _INLINE and "-" not in tag:
+                                # An inline element is judged now: a flag makes it a block.
+                                verdict = verdicts.get(signature)
+                                if verdict is None:
+                                    verdict = verdicts[signature] = _verdict(signature, token_cache)
+                                hidden, _weight, flags = verdict
+                                if top:
+                                    flags = 0
+                                elif hidden:
+                                    continue_walk = False
+                            elif not top and not HIDDEN_TOKENS.isdisjoint(signature.split()):
                                 continue_walk = False
                         role = attrs.get("role")
                         if role and role.lower() in BOILERPLATE_ROLES:
                             flags |= BOILERPLATE
-                else:
-                    continue_walk = True
                 if continue_walk:
                     descend = True
                     if tag in BOILERPLATE_TAGS:
@@ -226,10 +238,6 @@ def walk(start: LexborNode, *, max_elements: int) -> Dom:
                             parents.append(owner)
                             ends.append(closer + 1)
                             flags_of.append(flags)
-                            inherited_of.append(
-                                flags | inherited_of[owner] if owner >= 0 else flags
-                            )
-                            weights.append(weight)
                             signatures.append(signature)
                             chars.append(0)
                             links.append(0)
@@ -280,7 +288,32 @@ def walk(start: LexborNode, *, max_elements: int) -> Dom:
     if pieces and owner >= 0:
         _flush(dom, pieces, owner, link_len, in_pre > 0)
     _accumulate(dom)
+    _judge_classes(dom, verdicts, token_cache)
     return dom
+
+
+def _judge_classes(
+    dom: Dom, verdicts: dict[str, tuple[bool, int, int]], token_cache: dict[str, int]
+) -> None:
+    """Class/id weights and flags, then flags inherited down the tree.
+
+    Done after the walk and only for elements holding text: an empty element can
+    neither be the article nor spoil it, and judging class names is the walk's
+    largest cost. (Inline elements were judged during the walk.)
+    """
+    signatures, chars, flags, parent = dom.signature, dom.chars, dom.flags, dom.parent
+    weights = dom.weight = [0] * len(signatures)
+    for index, signature in enumerate(signatures):
+        if chars[index] and len(signature) > 1:
+            verdict = verdicts.get(signature)
+            if verdict is None:
+                verdict = verdicts[signature] = _verdict(signature, token_cache)
+            weights[index] = verdict[1]
+            if index:  # the start node is never flagged
+                flags[index] |= verdict[2]
+    inherited = dom.inherited = flags.copy()
+    for index in range(1, len(inherited)):
+        inherited[index] |= inherited[parent[index]]
 
 
 def _accumulate(dom: Dom) -> None:

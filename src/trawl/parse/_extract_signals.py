@@ -49,7 +49,7 @@ NO_ATTRIBUTE_TAGS = _words(
 SCORED_TAGS = _words("p pre td div section article main blockquote h2 h3 h4 h5 h6 dd font center")
 
 # Class names for text that is in the DOM but not shown (screen-reader only, toggled).
-_HIDDEN_TOKENS = _words(
+HIDDEN_TOKENS = _words(
     "hidden is-hidden d-none sr-only visually-hidden visuallyhidden screen-reader-text"
 )
 
@@ -120,7 +120,7 @@ _HINT = re.compile(_alternation(list(_WORD_BITS)))
 
 def token_bits(token: str) -> int:
     """Which hints one lower-case class or id token carries."""
-    if token in _HIDDEN_TOKENS:
+    if token in HIDDEN_TOKENS:
         return HIDDEN
     bits = NEGATIVE if token == "hid" else 0
     if "date" in token and _DATE_TOKEN.search(token):

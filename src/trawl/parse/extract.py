@@ -39,6 +39,7 @@ _RELAXED = (
     Options(strip_unlikely=False, weight_classes=False),
     Options(strip_unlikely=False, weight_classes=False, clean_conditionally=False),
 )
+_CELL_TAGS = frozenset({"td", "th"})
 # How many leading lines may repeat the headline (kicker, headline, dek order varies).
 _TITLE_LINES = 3
 
@@ -54,11 +55,14 @@ class Extraction:
 def parse_html(html: str) -> LexborHTMLParser:
     """Parse with the nesting guard; the parse stage shares this tree with links.
 
+    The text is encoded here, as selectolax would (UTF-8, lone surrogates dropped),
+    so that the guard counts bytes and Lexbor is not handed a second copy to encode.
     Lexbor's mutation events are off: they only serve scripts' DOM edits (such as
     ``<selectedcontent>`` mirroring), which a crawler never runs, and they cost about
     a fifth of the parse (measured on the benchmark pages).
     """
-    return LexborHTMLParser(bound_nesting(html), options=LexborDocumentOptions.WO_EVENTS)
+    data = bound_nesting(html.encode("utf-8", errors="ignore"))
+    return LexborHTMLParser(data, options=LexborDocumentOptions.WO_EVENTS)
 
 
 def extract(html: str | bytes, *, url: str | None = None) -> Extraction:
@@ -96,17 +100,33 @@ def _first_heading(dom: Dom) -> str:
 
 
 def _article_text(dom: Dom, titles: set[str]) -> str:
-    best: list[str] = []
+    best: list[int] = []
     best_chars = -1
     for options in _RELAXED:
-        lines = [dom.line_text[i] for i in article_lines(dom, options)]
-        chars = sum(map(len, lines))
+        lines = article_lines(dom, options)
+        chars = sum(len(dom.line_text[i]) for i in lines)
         if chars > best_chars:
             best, best_chars = lines, chars
         if chars >= _MIN_ARTICLE_CHARS:
             break
     for i, line in enumerate(best[:_TITLE_LINES]):
-        if same_heading(line, titles):
+        if same_heading(dom.line_text[line], titles):
             del best[i]
             break
-    return "\n".join(best)
+    return _render(dom, best)
+
+
+def _render(dom: Dom, lines: list[int]) -> str:
+    """One line per block; the cells of a table row share one line, " | " between them."""
+    tags, parent, owners, texts = dom.tag, dom.parent, dom.line_owner, dom.line_text
+    out: list[str] = []
+    row = -1
+    for line in lines:
+        owner = owners[line]
+        cell_row = parent[owner] if tags[owner] in _CELL_TAGS else -1
+        if cell_row >= 0 and cell_row == row:
+            out[-1] = f"{out[-1]} | {texts[line]}"
+        else:
+            out.append(texts[line])
+        row = cell_row
+    return "\n".join(out)
