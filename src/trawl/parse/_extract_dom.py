@@ -4,13 +4,15 @@ The extractor never walks the DOM twice and never mutates it (the parse stage re
 the same tree for links). Block elements get pre-order indices, so a subtree is the
 index range ``[i, end[i])`` and every parent index is smaller than its children's:
 subtree totals are then one reverse sweep, and "is this line inside that element" is
-a range test. Inline elements are not recorded; their text flows into the line of
+a range test. Inline elements are not recorded (unless their class marks them as
+boilerplate, which makes them blocks of their own); their text flows into the line of
 the nearest block, which owns it. The walk is iterative (first child / next sibling,
 with its own ancestor stack), so 100k-deep documents cost no Python recursion.
 
 This loop runs on every node of every page, so it is written for CPython's speed:
-locals rather than attributes, one dict lookup to classify a tag, class strings
-judged once per page, and the per-element counters packed into one integer.
+locals rather than attributes, one dict lookup to classify a tag, the subtrees of
+nav / aside / footer never entered, class names judged after the walk and only for
+elements that hold text, and the per-element counters packed into one integer.
 """
 
 from __future__ import annotations

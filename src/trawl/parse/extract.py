@@ -55,11 +55,10 @@ class Extraction:
 def parse_html(html: str) -> LexborHTMLParser:
     """Parse with the nesting guard; the parse stage shares this tree with links.
 
-    The text is encoded here, as selectolax would (UTF-8, lone surrogates dropped),
-    so that the guard counts bytes and Lexbor is not handed a second copy to encode.
-    Lexbor's mutation events are off: they only serve scripts' DOM edits (such as
-    ``<selectedcontent>`` mirroring), which a crawler never runs, and they cost about
-    a fifth of the parse (measured on the benchmark pages).
+    The text is encoded once, here, as selectolax would do it (UTF-8, lone surrogates
+    dropped): the guard scans those bytes and Lexbor parses them. Lexbor's mutation
+    events are off: they serve scripts' DOM edits (such as ``<selectedcontent>``
+    mirroring), which a crawler never runs (a 2 % saving in instructions, measured).
     """
     data = bound_nesting(html.encode("utf-8", errors="ignore"))
     return LexborHTMLParser(data, options=LexborDocumentOptions.WO_EVENTS)
