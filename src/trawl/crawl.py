@@ -334,7 +334,7 @@ class Crawl:
         finally:
             current = asyncio.current_task()
             if current is not None:
-                self._fetching.pop(current, None)  # type: ignore[arg-type]
+                self._fetching.pop(current, None)
             self._wake.set()
         if task is not None:
             self._start_parse(task)
@@ -418,6 +418,7 @@ class Crawl:
         if self._pool is not None:
             self._pool.shutdown(wait=not self._aborting, cancel_futures=True)
         await self.client.close()
+        await self.dns.close()
 
     def close(self) -> None:
         self.warc_log.close()

@@ -99,8 +99,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             crawl.close()
         reporter.finish(summary)
         print(
-            f"\nWARC files: {args.data / 'warc'}"
-            f"  (check: warcio check {args.data}/warc/*.warc.gz)"
+            f"\nWARC files: {args.data / 'warc'}  (check: warcio check {args.data}/warc/*.warc.gz)"
         )
         print(f"text files: {args.data / 'text'}  (zcat {args.data}/text/*.jsonl.gz | head -c 600)")
         print(f"stats:      trawl stats --data {args.data}")

@@ -68,3 +68,25 @@ def read_stats(data_dir: Path) -> dict[str, Any]:
             k: v for k, v in counters.items() if not k.startswith(("dropped:", "error:", "status:"))
         },
     }
+
+
+def url_states(data_dir: Path, *, status: str | None = None) -> dict[str, tuple[str, str | None]]:
+    """URL -> (status label, reason) for every URL the crawl knows (optionally one status)."""
+    wanted = None
+    if status is not None:
+        labels = {s.label: s for s in UrlStatus}
+        if status not in labels:
+            raise StorageError(f"unknown status {status!r}; one of {', '.join(labels)}")
+        wanted = int(labels[status])
+    conn = connect_readonly(data_dir)
+    try:
+        sql = "SELECT url, status, reason FROM urls"
+        rows = conn.execute(
+            sql + (" WHERE status=?" if wanted is not None else ""),
+            (wanted,) if wanted is not None else (),
+        ).fetchall()
+    except sqlite3.Error as exc:
+        raise StorageError(f"{data_dir}: {exc}") from exc
+    finally:
+        conn.close()
+    return {url: (UrlStatus(s).label, reason) for url, s, reason in rows}

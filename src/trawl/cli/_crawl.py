@@ -13,15 +13,14 @@ from typing import Any
 import orjson
 
 from trawl.config import (
-    ConfigError,
     Timeouts,
     load_config,
     parse_network,
     parse_resolve,
     read_resolve_file,
 )
-from trawl.errors import StorageError
-from trawl.stats import read_stats
+from trawl.errors import ConfigError, StorageError
+from trawl.stats import read_stats, url_states
 
 
 def register(sub: argparse._SubParsersAction[Any]) -> None:
@@ -65,6 +64,13 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     s = sub.add_parser("stats", help="progress and counts of a crawl (running or not)")
     s.add_argument("--data", type=Path, required=True)
     s.add_argument("--json", action="store_true")
+    s.add_argument(
+        "--urls",
+        nargs="?",
+        const="all",
+        metavar="STATUS",
+        help="list URLs with status and reason (all, or one status: failed, skipped, ...)",
+    )
     s.set_defaults(handler=_stats)
 
 
@@ -182,6 +188,15 @@ async def _run(crawl: Any, reporter: Any, *, quiet: bool) -> Any:
 
 
 def _stats(args: argparse.Namespace) -> int:
+    if args.urls is not None:
+        try:
+            states = url_states(args.data, status=None if args.urls == "all" else args.urls)
+        except StorageError as exc:
+            print(f"trawl stats: {exc}", file=sys.stderr)
+            return 2
+        for url, (status, reason) in sorted(states.items()):
+            print(f"{status}\t{reason or ''}\t{url}")
+        return 0
     try:
         stats = read_stats(args.data)
     except StorageError as exc:

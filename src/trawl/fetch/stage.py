@@ -164,6 +164,8 @@ class FetchStage:
                 except UrlError:
                     break
                 redirects += 1
+                # Each hop is a request to a host: keep the host's pace between them.
+                await self._clock.sleep(self._pace.delay(lease.host))
                 continue
             break
         now = self._clock.now()

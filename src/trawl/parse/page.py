@@ -105,7 +105,7 @@ def _parse(job: ParseJob, options: ParseOptions) -> ParsedPage:
     base = _base_url(tree, job.url)
     links, canonical, license_url, nofollowed, bad = _links(tree, base, options, found)
     extraction = extract_from_tree(tree, url=job.url)
-    text = extraction.text
+    text = extraction.text or _visible_text(tree)
     language = None
     if options.detect_language and text:
         language = identify(text)
@@ -126,6 +126,23 @@ def _parse(job: ParseJob, options: ParseOptions) -> ParsedPage:
         bad_links=bad,
         meta={name.lower(): content for name, content in metas if name},
     )
+
+
+_INVISIBLE = ["script", "style", "noscript", "template", "head", "svg", "iframe", "object"]
+
+
+def _visible_text(tree: LexborHTMLParser) -> str:
+    """A short page has no article to find: keep its visible text, line by line.
+
+    Runs last: it strips invisible elements from the tree, which is not used again.
+    """
+    body = tree.body
+    if body is None:
+        return ""
+    tree.strip_tags(_INVISIBLE)
+    raw = body.text(deep=True, separator="\n", strip=True)
+    lines = (" ".join(line.split()) for line in raw.splitlines())
+    return "\n".join(line for line in lines if line)[:100_000]
 
 
 def _metas(tree: LexborHTMLParser) -> list[tuple[str, str]]:
