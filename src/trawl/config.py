@@ -175,9 +175,11 @@ def _check(c: CrawlConfig) -> None:
 _ENV_PREFIX = "TRAWL_"
 
 
-def parse_network(text: str) -> IPNetwork:
+def parse_network(text: str | IPNetwork) -> IPNetwork:
+    if isinstance(text, ipaddress.IPv4Network | ipaddress.IPv6Network):
+        return text
     try:
-        return ipaddress.ip_network(text.strip(), strict=False)
+        return ipaddress.ip_network(str(text).strip(), strict=False)
     except ValueError as exc:
         raise ConfigError(f"not a network: {text!r}") from exc
 
