@@ -101,5 +101,8 @@ async def test_sigkill_several_times_then_resume(tmp_path: Path) -> None:
     assert set(got_hashes) == {t["content_hash"] for t in ref_texts}
 
     for f in sorted((killed / "warc").glob("*.warc.gz")):
-        check = subprocess.run([WARCIO, "check", str(f)], capture_output=True, text=True)
-        assert check.returncode == 0, check.stdout + check.stderr
+        check = await asyncio.create_subprocess_exec(
+            WARCIO, "check", str(f), stdout=subprocess.PIPE, stderr=subprocess.STDOUT
+        )
+        out, _ = await check.communicate()
+        assert check.returncode == 0, out.decode()
