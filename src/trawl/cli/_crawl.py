@@ -59,6 +59,12 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     p.add_argument("--parse-workers", type=int)
     p.add_argument("--timeout", type=float, help="total seconds per fetch")
     p.add_argument("--quiet", action="store_true", help="no progress, only the summary")
+    p.add_argument(
+        "--progress-interval",
+        type=float,
+        metavar="SECONDS",
+        help="seconds between progress lines (default 0.5 on a terminal, 10 otherwise)",
+    )
     p.set_defaults(handler=_crawl)
 
     s = sub.add_parser("stats", help="progress and counts of a crawl (running or not)")
@@ -145,7 +151,7 @@ def _crawl(args: argparse.Namespace) -> int:
     except (ConfigError, StorageError) as exc:
         print(f"trawl crawl: {exc}", file=sys.stderr)
         return 2
-    reporter = ProgressReporter()
+    reporter = ProgressReporter(interval=args.progress_interval)
     try:
         summary = asyncio.run(_run(crawl, reporter, quiet=args.quiet))
     finally:
