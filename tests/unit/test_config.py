@@ -1,0 +1,107 @@
+"""Settings: defaults, validation, and the merge of file < environment < overrides."""
+
+from __future__ import annotations
+
+import ipaddress
+from pathlib import Path
+
+import pytest
+
+from trawl.config import (
+    AI_OPT_OUT_AGENTS,
+    CrawlConfig,
+    Timeouts,
+    load_config,
+    parse_resolve,
+    read_resolve_file,
+)
+from trawl.errors import ConfigError
+
+
+def test_defaults_are_polite_and_safe(tmp_path: Path) -> None:
+    c = CrawlConfig(data_dir=tmp_path)
+    assert c.delay == 1.0
+    assert c.max_crawl_delay == 30.0
+    assert c.max_body_bytes == 10 * 1024 * 1024
+    assert c.max_redirects == 5
+    assert c.max_depth == 20
+    assert c.max_url_length == 2048
+    assert c.allow_networks == ()
+    assert c.robots_agents == ("trawl",)
+    assert "trawl/" in c.user_agent
+    assert c.contact in c.user_agent
+
+
+def test_training_purpose_adds_ai_opt_out_tokens(tmp_path: Path) -> None:
+    c = CrawlConfig(data_dir=tmp_path, purpose="training")
+    assert c.robots_agents == ("trawl", *AI_OPT_OUT_AGENTS)
+    assert "GPTBot" in c.robots_agents
+    off = CrawlConfig(data_dir=tmp_path, purpose="training", ai_opt_outs=False)
+    assert off.robots_agents == ("trawl",)
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {"agent": "bad agent"},
+        {"agent": "a/1.0"},
+        {"delay": -1},
+        {"max_pages": 0},
+        {"scope": "galaxy"},
+        {"scope": "allowlist"},
+        {"purpose": "fun"},
+        {"timeouts": Timeouts(connect=0)},
+        {"parse_workers": -1},
+    ],
+)
+def test_invalid_settings(tmp_path: Path, changes: dict[str, object]) -> None:
+    with pytest.raises(ConfigError):
+        CrawlConfig(data_dir=tmp_path, **changes)  # type: ignore[arg-type]
+
+
+def test_file_env_and_overrides_merge_in_order(tmp_path: Path) -> None:
+    toml = tmp_path / "trawl.toml"
+    toml.write_text(
+        "[crawl]\n"
+        'agent = "filebot"\n'
+        "delay = 3.0\n"
+        "max_depth = 4\n"
+        'allow_networks = ["127.0.0.0/8"]\n'
+        'resolve = { "books.test" = "127.0.0.1" }\n'
+        "timeouts = { connect = 2, first_byte = 5, total = 9 }\n"
+    )
+    env = {"TRAWL_DELAY": "2.0", "TRAWL_MAX_PAGES": "50", "TRAWL_STRIP_TRACKING": "yes"}
+    c = load_config(file=toml, env=env, overrides={"data_dir": tmp_path, "max_depth": 7})
+    assert c.agent == "filebot"
+    assert c.delay == 2.0  # env over file
+    assert c.max_pages == 50
+    assert c.strip_tracking is True
+    assert c.max_depth == 7  # overrides over everything
+    assert c.allow_networks == (ipaddress.ip_network("127.0.0.0/8"),)
+    assert c.resolve == {"books.test": "127.0.0.1"}
+    assert c.timeouts == Timeouts(connect=2.0, first_byte=5.0, total=9.0)
+
+
+def test_bad_sources(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.toml"
+    bad.write_text("unknown_setting = 1\n")
+    with pytest.raises(ConfigError, match="unknown settings"):
+        load_config(file=bad, env={}, overrides={"data_dir": tmp_path})
+    with pytest.raises(ConfigError, match="not a number"):
+        load_config(env={"TRAWL_DELAY": "soon"}, overrides={"data_dir": tmp_path})
+    with pytest.raises(ConfigError, match="data directory"):
+        load_config(env={})
+
+
+def test_resolve_entries(tmp_path: Path) -> None:
+    assert parse_resolve(["Books.Test.=127.0.0.1", "# comment", "", "v6.test=[::1]"]) == {
+        "books.test": "127.0.0.1",
+        "v6.test": "::1",
+    }
+    with pytest.raises(ConfigError):
+        parse_resolve(["books.test=not-an-ip"])
+    f = tmp_path / "hosts.txt"
+    f.write_text("a.test=127.0.0.2\nb.test 127.0.0.3\n")
+    assert read_resolve_file(f) == {"a.test": "127.0.0.2", "b.test": "127.0.0.3"}
+    with pytest.raises(ConfigError):
+        read_resolve_file(tmp_path / "missing.txt")
