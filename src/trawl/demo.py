@@ -38,6 +38,8 @@ def _start_sample_web(
             str(pages),
             "--resolve-file",
             str(resolve_file),
+            "--port",
+            str(port),
         ],
         stdout=subprocess.PIPE,
         text=True,
@@ -65,6 +67,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--delay", type=float, default=0.2, help="seconds between requests to a host"
     )
+    parser.add_argument(
+        "--max-duration",
+        type=float,
+        default=90.0,
+        help="stop the crawl after this many seconds (one host asks for Crawl-delay: 2)",
+    )
+    parser.add_argument(
+        "--port",
+        type=int,
+        default=18080,
+        help="loopback port of the sample web (fixed, so --keep works)",
+    )
     parser.add_argument("--keep", action="store_true", help="resume the crawl in --data if present")
     args = parser.parse_args(argv)
 
@@ -77,7 +91,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args.data.mkdir(parents=True, exist_ok=True)
     resolve_file = args.data / "resolve.txt"
     print(f"sample web: {args.hosts} hosts x {args.pages} pages, served on 127.0.0.1")
-    server, seeds = _start_sample_web(args.hosts, args.pages, resolve_file)
+    server, seeds = _start_sample_web(args.hosts, args.pages, args.port, resolve_file)
     try:
         config = CrawlConfig(
             data_dir=args.data,
@@ -89,6 +103,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             resolve=read_resolve_file(resolve_file),
             timeouts=Timeouts(connect=5.0, first_byte=15.0, total=30.0),
             parse_workers=max(1, os.cpu_count() or 1),
+            max_duration=args.max_duration or None,
         )
         print(f"crawling {len(seeds)} seeds into {args.data}/ (delay {args.delay}s per host)")
         crawl = Crawl(config)
@@ -103,6 +118,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         print(f"text files: {args.data / 'text'}  (zcat {args.data}/text/*.jsonl.gz | head -c 600)")
         print(f"stats:      trawl stats --data {args.data}")
+        if summary.stopped != "done":
+            print(f"resume:     python -m trawl.demo --keep --data {args.data}")
     finally:
         server.terminate()
         server.wait(timeout=10)
