@@ -24,7 +24,7 @@ from trawl.config import CrawlConfig, Timeouts, read_resolve_file
 
 
 def _start_sample_web(
-    hosts: int, pages: int, resolve_file: Path
+    hosts: int, pages: int, port: int, resolve_file: Path
 ) -> tuple[subprocess.Popen[str], list[str]]:
     proc = subprocess.Popen(
         [
