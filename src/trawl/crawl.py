@@ -23,6 +23,7 @@ from typing import Any
 import orjson
 
 from trawl import urls
+from trawl.archive.events import EventLog
 from trawl.archive.segments import Location, Position, SegmentLog
 from trawl.archive.textstore import TextStore
 from trawl.archive.warc import WarcWriter, read_response
@@ -81,16 +82,23 @@ class CrawlSummary:
     counters: dict[str, int] = field(default_factory=dict)
 
 
-_COMMIT_HOOK_META = {"warc": "log.warc", "text": "log.text"}
+_COMMIT_HOOK_META = {"warc": "log.warc", "text": "log.text", "events": "log.events"}
+_EVENTS_MAX_BYTES = 64 * 1024 * 1024
 
 
 def _open_log(
-    db: Database, name: str, config: CrawlConfig, suffix: str, max_bytes: int
+    db: Database,
+    name: str,
+    config: CrawlConfig,
+    suffix: str,
+    max_bytes: int,
+    *,
+    prefix: str = "trawl",
 ) -> SegmentLog:
     stored = db.get_meta(_COMMIT_HOOK_META[name])
     log = SegmentLog(
         config.data_dir / name,
-        prefix="trawl",
+        prefix=prefix,
         suffix=suffix,
         max_bytes=max_bytes,
         committed=Position.load(stored) if stored else None,
@@ -141,6 +149,9 @@ class Crawl:
         self.parse_queue = SqliteParseQueue(db)
         self.warc_log = _open_log(db, "warc", c, ".warc.gz", c.warc_max_bytes)
         self.text_log = _open_log(db, "text", c, ".jsonl.gz", c.text_max_bytes)
+        self.events_log = _open_log(db, "events", c, ".jsonl", _EVENTS_MAX_BYTES, prefix="events")
+        self.events = EventLog(self.events_log, next_id=int(db.get_meta("events.next_id") or 1))
+        db.before_commit(lambda: db.set_meta("events.next_id", str(self.events.next_id)))
         self.warc = WarcWriter(self.warc_log, operator=c.contact)
         self.texts = TextStore(self.text_log)
         saved_scope = orjson.loads(db.get_meta("scope.hosts") or "[]")
@@ -204,6 +215,7 @@ class Crawl:
             texts=self.texts,
             counters=self.counters,
             clock=clock,
+            events=self.events,
         )
         self.parse_options = ParseOptions(
             agents=c.robots_agents,
@@ -423,6 +435,7 @@ class Crawl:
     def close(self) -> None:
         self.warc_log.close()
         self.text_log.close()
+        self.events_log.close()
         self.db.close()
 
     # -- progress ----------------------------------------------------------------------

@@ -19,7 +19,9 @@ from pathlib import Path
 
 import orjson
 
-from trawl.stats import url_states
+from trawl.archive.events import read_events
+from trawl.archive.segments import Position
+from trawl.stats import read_meta, url_states
 from trawl.testing.sampleweb import SampleWeb, SampleWebServer
 
 TRAWL = str(Path(sys.executable).with_name("trawl"))
@@ -61,6 +63,12 @@ def _texts(data: Path) -> list[dict[str, object]]:
     return out
 
 
+def _events(data: Path) -> list[dict[str, object]]:
+    committed = read_meta(data, "log.events")
+    assert committed is not None
+    return list(read_events(data / "events", committed=Position.load(committed)))
+
+
 def _outcomes(data: Path) -> dict[str, str]:
     """URL -> status, with stored/duplicate folded: which copy comes first may differ."""
     return {url: status for url, (status, _reason) in url_states(data).items()}
@@ -99,6 +107,12 @@ async def test_sigkill_several_times_then_resume(tmp_path: Path) -> None:
     got_hashes = [t["content_hash"] for t in got_texts]
     assert len(got_hashes) == len(set(got_hashes)), "a text was stored twice"
     assert set(got_hashes) == {t["content_hash"] for t in ref_texts}
+
+    events = _events(killed)
+    assert [e["id"] for e in events] == list(range(1, len(events) + 1))
+    assert sorted(str(e["url"]) for e in events) == sorted(
+        str(e["url"]) for e in _events(reference)
+    )
 
     for f in sorted((killed / "warc").glob("*.warc.gz")):
         check = await asyncio.create_subprocess_exec(

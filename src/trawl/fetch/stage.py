@@ -215,6 +215,7 @@ class FetchStage:
                 truncated=resp.truncated if resp.truncated == "length" else None,
             )
         )
+        previous = self._pages.fetch_of(host, lease.fp)
         self._pages.record_fetch(
             FetchRecord(
                 host=host,
@@ -258,6 +259,7 @@ class FetchStage:
             "content_type": resp.header("content-type"),
             "warc": [location.file, location.offset, location.length],
             "truncated": resp.truncated,
+            "previous_hash": previous.content_hash if previous is not None else None,
         }
         seq = self._queue.put(host, lease.fp, job)
         self._count.add("fetch:stored")

@@ -14,6 +14,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
+from trawl.archive.events import EventLog
 from trawl.archive.segments import Location
 from trawl.archive.textstore import TextStore
 from trawl.clock import Clock
@@ -38,6 +39,7 @@ class ParseStage:
         texts: TextStore,
         counters: CounterSink,
         clock: Clock,
+        events: EventLog | None = None,
     ) -> None:
         self._frontier = frontier
         self._admission = admission
@@ -46,6 +48,7 @@ class ParseStage:
         self._texts = texts
         self._count = counters
         self._clock = clock
+        self._events = events
         self.documents = 0
 
     def apply(self, seq: int, job: dict[str, Any], page: ParsedPage) -> str:
@@ -61,7 +64,34 @@ class ParseStage:
         self._frontier.set_status(host, fp, UrlStatus.PARSED, reason=outcome)
         self._queue.ack(seq)
         self._count.add("parse:" + outcome.split(" ", 1)[0])
+        self._publish(job, page, outcome)
         return outcome
+
+    def _publish(self, job: dict[str, Any], page: ParsedPage, outcome: str) -> None:
+        """A new page, or a known one whose text changed, becomes an event."""
+        if self._events is None:
+            return
+        previous = job.get("previous_hash")
+        if previous is None:
+            kind = "page.new"
+        elif previous != page.content_hash:
+            kind = "page.changed"
+        else:
+            return
+        self._events.publish(
+            kind,
+            {
+                "time": iso_time(self._clock.now()),
+                "url": job["url"],
+                "final_url": job["final_url"],
+                "status": int(job["status"]),
+                "outcome": outcome,
+                "content_hash": page.content_hash,
+                "cluster": page.content_hash,
+                "warc": dict(zip(("file", "offset", "length"), job["warc"], strict=True)),
+                "fetched_at": iso_time(float(job["fetched_at"])),
+            },
+        )
 
     def _apply(self, job: dict[str, Any], page: ParsedPage) -> str:
         now = self._clock.now()
