@@ -109,10 +109,12 @@ def _open_log(
 
 
 def _init_worker() -> None:
-    """Warm a parse worker: import the parser and load the language model once."""
-    from trawl.parse.language import identify
+    """Warm a parse worker: import the parser and its language tables once."""
+    from trawl.parse.page import ParseJob, ParseOptions, parse_page
 
-    identify("warming up the language model of this worker process")
+    parse_page(
+        ParseJob("http://warm.invalid/", (), b"<p>warming up this worker</p>"), ParseOptions()
+    )
 
 
 class Crawl:

@@ -8,22 +8,14 @@ location, and a crash cuts the file back to whole records (see ``SegmentLog``).
 from __future__ import annotations
 
 import gzip
-import zlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import orjson
 
+from trawl.archive.gz import gzip_member
 from trawl.archive.segments import Location, SegmentLog
-
-# Level 6 costs ~2x level 3 for a few percent; text is written once and read rarely.
-_LEVEL = 5
-
-
-def _gzip_member(data: bytes) -> bytes:
-    z = zlib.compressobj(_LEVEL, zlib.DEFLATED, 31)
-    return z.compress(data) + z.flush()
 
 
 class TextStore:
@@ -38,7 +30,7 @@ class TextStore:
 
     def append(self, record: dict[str, Any]) -> Location:
         line = orjson.dumps(record) + b"\n"
-        return self._log.append(_gzip_member(line))
+        return self._log.append(gzip_member(line))
 
     def read(self, location: Location) -> dict[str, Any]:
         data = gzip.decompress(self._log.read(location))

@@ -17,6 +17,7 @@ from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
 from trawl import __version__
+from trawl.archive.gz import gzip_member
 from trawl.archive.segments import Location, SegmentLog
 
 # The body we store has had its chunked transfer coding removed by the HTTP client, so
@@ -65,7 +66,9 @@ class WarcWriter:
 
     def __init__(self, log: SegmentLog, *, operator: str | None = None) -> None:
         self._log = log
-        self._writer = WARCWriter(io.BytesIO(), gzip=True, warc_version="1.1")
+        # warcio builds the records (headers, digests); we gzip each one ourselves,
+        # much faster than warcio's level-9 zlib (see archive/gz.py).
+        self._writer = WARCWriter(io.BytesIO(), gzip=False, warc_version="1.1")
         self._info = {
             "software": f"trawl/{__version__}",
             "format": "WARC File Format 1.1",
@@ -80,7 +83,7 @@ class WarcWriter:
         buf = io.BytesIO()
         self._writer.out = buf
         self._writer.write_record(record)
-        return buf.getvalue()
+        return gzip_member(buf.getvalue())
 
     def _write_info(self) -> None:
         record = self._writer.create_warcinfo_record(self._log.current, self._info)

@@ -45,11 +45,13 @@ def trap_reason(url: str, depth: int, limits: TrapLimits) -> str | None:
     path, _, query = path.partition("?")
     if query and query.count("&") + 1 > limits.max_query_params:
         return "too many query parameters"
-    segments = [s for s in path.split("/") if s]
-    if len(segments) > limits.max_repeated_segments:
-        top = Counter(segments).most_common(1)[0][1]
-        if top > limits.max_repeated_segments:
-            return "repeated path segments"
+    if path.count("/") > limits.max_repeated_segments:
+        segments = [s for s in path.split("/") if s]
+        # Most paths repeat no segment at all: the set test settles them cheaply.
+        if len(set(segments)) < len(segments):
+            top = Counter(segments).most_common(1)[0][1]
+            if top > limits.max_repeated_segments:
+                return "repeated path segments"
     return None
 
 
