@@ -1,0 +1,169 @@
+"""Duplicate feedback to the frontier: hosts whose recent pages are mostly repeats.
+
+Session ids, mirrors and endless facets show up as a run of pages that the parse
+stage finds to be exact or near duplicates of pages already kept. ``HostDupTracker``
+keeps, per host, the outcomes of the last ``window`` parsed pages and says when a
+host should be demoted (its priority lowered, its budget cut), with a reason for the
+record. It is pure and time-free: the parse stage calls ``record`` with each outcome
+and passes what it says on to ``Frontier.demote_host``.
+
+A host is demoted once, and again only when its duplicate share has grown by at
+least ``worse_by`` since the last demotion. Memory is bounded: at most ``max_hosts``
+hosts are tracked, the least recently seen forgotten first (a forgotten host starts
+afresh, which is safe: the frontier keeps its demotion).
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+from collections import OrderedDict
+from dataclasses import dataclass
+
+__all__ = ["Demotion", "HostDupTracker", "Outcome"]
+
+
+class Outcome(enum.IntEnum):
+    """What the parse stage made of a page."""
+
+    NEW = 0
+    DUPLICATE = 1  # the exact text of a kept page
+    NEAR_DUPLICATE = 2  # within the SimHash threshold of a kept page
+    CANONICAL_ELSEWHERE = 3  # names another URL as canonical
+
+
+@dataclass(frozen=True, slots=True)
+class Demotion:
+    """What to pass to ``Frontier.demote_host``."""
+
+    host: str
+    priority: int
+    budget: int
+    reason: str
+    share: float
+
+
+class _Window:
+    """The last outcomes of one host, as a ring buffer of bytes (about 100 bytes)."""
+
+    __slots__ = ("counts", "demoted_at", "level", "pos", "ring", "seen")
+
+    def __init__(self, size: int) -> None:
+        self.ring = bytearray(size)
+        self.pos = 0
+        self.seen = 0
+        self.counts = [0, 0, 0, 0]
+        self.demoted_at: float | None = None  # the share at the last demotion
+        self.level = 0
+
+    def push(self, outcome: Outcome) -> None:
+        size = len(self.ring)
+        if self.seen >= size:
+            self.counts[self.ring[self.pos]] -= 1
+        self.ring[self.pos] = outcome
+        self.counts[outcome] += 1
+        self.pos = (self.pos + 1) % size
+        self.seen += 1
+
+
+class HostDupTracker:
+    """Per-host windows of parse outcomes; ``record`` returns a demotion when due."""
+
+    def __init__(
+        self,
+        *,
+        window: int = 50,
+        min_pages: int = 20,
+        threshold: float = 0.6,
+        worse_by: float = 0.1,
+        count_canonical: bool = False,
+        priority_step: int = 10,
+        budget_slack: float = 0.1,
+        budget_floor: int = 10,
+        max_hosts: int = 100_000,
+    ) -> None:
+        if not 1 <= min_pages <= window:
+            raise ValueError("need 1 <= min_pages <= window")
+        if max_hosts < 1:
+            raise ValueError("max_hosts must be at least 1")
+        self.window = window
+        self.min_pages = min_pages
+        self.threshold = threshold
+        self.worse_by = worse_by
+        self.count_canonical = count_canonical
+        self.priority_step = priority_step
+        self.budget_slack = budget_slack
+        self.budget_floor = budget_floor
+        self.max_hosts = max_hosts
+        self._hosts: OrderedDict[str, _Window] = OrderedDict()
+
+    def __len__(self) -> int:
+        return len(self._hosts)
+
+    def _window(self, host: str) -> _Window:
+        w = self._hosts.get(host)
+        if w is None:
+            w = self._hosts[host] = _Window(self.window)
+            if len(self._hosts) > self.max_hosts:
+                self._hosts.popitem(last=False)
+        else:
+            self._hosts.move_to_end(host)
+        return w
+
+    def share(self, host: str) -> float | None:
+        """The duplicate share of the host's window, None if it is not tracked."""
+        w = self._hosts.get(host)
+        return None if w is None else self._share(w)
+
+    def _share(self, w: _Window) -> float:
+        filled = min(w.seen, self.window)
+        if not filled:
+            return 0.0
+        dups = w.counts[Outcome.DUPLICATE] + w.counts[Outcome.NEAR_DUPLICATE]
+        if self.count_canonical:
+            dups += w.counts[Outcome.CANONICAL_ELSEWHERE]
+        return dups / filled
+
+    def record(self, host: str, outcome: Outcome, *, admitted: int) -> Demotion | None:
+        """Count one parsed page of ``host``; ``admitted`` is the host's page count so far.
+
+        Returns a demotion when the window holds at least ``min_pages`` outcomes, the
+        duplicate share exceeds ``threshold``, and the host was not demoted before at
+        a share within ``worse_by`` of this one.
+        """
+        w = self._window(host)
+        w.push(Outcome(outcome))
+        filled = min(w.seen, self.window)
+        if filled < self.min_pages:
+            return None
+        share = self._share(w)
+        if share <= self.threshold:
+            return None
+        if w.demoted_at is not None and share < w.demoted_at + self.worse_by - 1e-9:
+            return None
+        w.demoted_at = share
+        w.level += 1
+        admitted = max(0, admitted)
+        budget = admitted + max(self.budget_floor, math.ceil(admitted * self.budget_slack))
+        return Demotion(
+            host=host,
+            priority=w.level * self.priority_step,
+            budget=budget,
+            reason=self._reason(w, share, filled),
+            share=share,
+        )
+
+    def _reason(self, w: _Window, share: float, filled: int) -> str:
+        parts = [
+            f"{w.counts[Outcome.DUPLICATE]} duplicates",
+            f"{w.counts[Outcome.NEAR_DUPLICATE]} near-duplicates",
+        ]
+        if self.count_canonical:
+            parts.append(f"{w.counts[Outcome.CANONICAL_ELSEWHERE]} canonical elsewhere")
+            kinds = "duplicates, near-duplicates or canonical elsewhere"
+        else:
+            kinds = "duplicates or near-duplicates"
+        return (
+            f"{round(share * 100)}% of the last {filled} pages were {kinds} "
+            f"({', '.join(parts)})"
+        )

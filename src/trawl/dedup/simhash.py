@@ -1,0 +1,106 @@
+"""SimHash (Charikar 2002): a 64-bit near-duplicate signature of a page's main text.
+
+Runs in the parse workers on every page, so it is built for speed. The text is lower
+cased, encoded once to UTF-8, and split into word tokens on whitespace and
+punctuation (ASCII punctuation through one ``bytes.translate``; the common Unicode
+quotes, dashes and spaces through one byte regex). Each token is hashed with xxh3_64;
+a shingle of ``shingle`` consecutive tokens gets the hash of its words rotated by
+their position, XORed and passed through the murmur3 finaliser (``fmix64``), all in
+numpy. Distinct shingles vote, one vote each, on every bit; a bit of the signature is
+set where more than half of them have it set.
+
+Signatures are returned as signed 64-bit integers so that they fit an SQLite INTEGER
+unchanged; ``hamming`` works on either form. Two texts whose signatures differ in at
+most a few bits (3 by default, see ``trawl.dedup.near``) are near-duplicates.
+"""
+
+from __future__ import annotations
+
+import re
+import string
+
+import numpy as np
+import numpy.typing as npt
+import xxhash
+
+__all__ = ["SHINGLE_WORDS", "hamming", "simhash", "tokens"]
+
+SHINGLE_WORDS = 3
+"""Words per shingle (chosen by bench/bench_neardup.py)."""
+
+_MASK = (1 << 64) - 1
+_xxh3 = xxhash.xxh3_64_intdigest
+
+# ASCII punctuation and control characters become spaces; bytes >= 0x80 stay (UTF-8).
+_ASCII_TABLE = bytes(
+    0x20 if (chr(i) in string.punctuation or i < 0x20 or i == 0x7F) else i for i in range(128)
+) + bytes(range(128, 256))
+# Unicode punctuation and spaces common in web text, as UTF-8 byte sequences.
+_UNICODE_SEPARATORS = re.compile(
+    b"|".join(
+        re.escape(c.encode())
+        for c in "\u2018\u2019\u201a\u201c\u201d\u201e\u2013\u2014\u2015\u2026\u00ab\u00bb"
+        "\u2039\u203a\u00a0\u2002\u2003\u2009\u200a\u200b\u202f\u3000\u3001\u3002\uff0c"
+        "\u00b7\u2022\u00a1\u00bf"
+    )
+)
+
+_M1 = np.uint64(0xFF51AFD7ED558CCD)
+_M2 = np.uint64(0xC4CEB9FE1A85EC53)
+_S33 = np.uint64(33)
+_ROTATE = 23  # distinct rotations for up to 8 positions: 0, 23, 46, 5, 28, ...
+# Bit b of byte value v, for counting set bits per position from byte histograms.
+_BIT_TABLE = ((np.arange(256)[:, None] >> np.arange(8)) & 1).astype(np.int64)
+_COLUMN_OFFSET = np.arange(8, dtype=np.intp) * 256
+
+
+def tokens(text: str) -> list[bytes]:
+    """The lower-cased word tokens of ``text`` as UTF-8 bytes (what shingles are made of)."""
+    low = text.lower()
+    data = low.encode("utf-8", "replace")  # lone surrogates become "?"
+    if len(data) != len(low):  # some non-ASCII character: look for Unicode separators
+        data = _UNICODE_SEPARATORS.sub(b" ", data)
+    return data.translate(_ASCII_TABLE).split()
+
+
+def _shingle_hashes(words: list[bytes], size: int) -> npt.NDArray[np.uint64]:
+    h = np.fromiter(map(_xxh3, words), dtype=np.uint64, count=len(words))
+    size = max(1, min(size, len(h)))
+    count = len(h) - size + 1
+    x = h[:count].copy()
+    for j in range(1, size):
+        r = (j * _ROTATE) % 64
+        part = h[j : j + count]
+        x ^= (part << np.uint64(r)) | (part >> np.uint64(64 - r)) if r else part
+    # fmix64: every input bit flips about half of the output bits.
+    x ^= x >> _S33
+    x *= _M1
+    x ^= x >> _S33
+    x *= _M2
+    x ^= x >> _S33
+    x.sort()
+    distinct = np.empty(len(x), dtype=bool)
+    distinct[:1] = True
+    np.not_equal(x[1:], x[:-1], out=distinct[1:])
+    return x[distinct]
+
+
+def simhash(text: str, *, shingle: int = SHINGLE_WORDS) -> int:
+    """The 64-bit SimHash of ``text`` as a signed int64 (0 for a text without words)."""
+    words = tokens(text)
+    if not words:
+        return 0
+    hashes = _shingle_hashes(words, shingle)
+    # Set bits per position: one histogram of the 8 byte columns (as 8 x 256 bins),
+    # then each byte value's bits; cheaper than unpacking every bit of every hash.
+    columns = hashes.astype("<u8", copy=False).view(np.uint8).reshape(-1, 8).astype(np.intp)
+    columns += _COLUMN_OFFSET
+    histogram = np.bincount(columns.ravel(), minlength=2048).reshape(8, 256)
+    ones = (histogram @ _BIT_TABLE).ravel()  # ones[8 * byte + bit]
+    bits = np.packbits(ones * 2 > len(hashes), bitorder="little")
+    return int(bits.view("<i8")[0])
+
+
+def hamming(a: int, b: int) -> int:
+    """How many of the 64 bits differ between two signatures (signed or unsigned)."""
+    return ((a ^ b) & _MASK).bit_count()
