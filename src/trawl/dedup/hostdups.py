@@ -163,7 +163,4 @@ class HostDupTracker:
             kinds = "duplicates, near-duplicates or canonical elsewhere"
         else:
             kinds = "duplicates or near-duplicates"
-        return (
-            f"{round(share * 100)}% of the last {filled} pages were {kinds} "
-            f"({', '.join(parts)})"
-        )
+        return f"{round(share * 100)}% of the last {filled} pages were {kinds} ({', '.join(parts)})"
