@@ -1,0 +1,401 @@
+"""``trawl export``: the kept documents of a crawl as Parquet or gzipped JSONL.
+
+Reads the text records (``<data>/text/trawl-NNNNN.jsonl.gz``) only up to the end the
+crawl database has committed (``meta`` key ``log.text``, a ``Position``): bytes past
+it may be a record cut off mid-write or one the crawl will redo, so an export of a
+running crawl is a consistent snapshot. Every record is mapped onto one fixed schema
+(``SCHEMA``, documented in docs/export-schema.md): missing fields become nulls, values
+of the wrong type nulls too, and fields the schema does not know are kept as JSON in
+the ``extra`` column, so nothing is lost and every file has the same columns.
+
+Output files are written under a temporary name and renamed when complete, then a
+``_manifest.json`` (written the same way) lists them: a reader that sees the manifest
+sees every file it names whole.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import os
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from trawl.archive.segments import Position
+from trawl.archive.textstore import read_text_files
+from trawl.errors import StorageError, TrawlError
+from trawl.parse.quality import QualitySignals
+from trawl.stats import connect_readonly
+
+__all__ = ["SCHEMA_VERSION", "ExportError", "ExportSummary", "committed_records", "export"]
+
+SCHEMA_VERSION = 1
+_TEXT_FILE = re.compile(r"trawl-(\d{5,})\.jsonl\.gz$")
+_PART = re.compile(r"part-\d{5}\.(?:parquet|jsonl\.gz)$")
+
+# The schema as plain data: (name, kind); nested kinds list their own fields.
+_WARC = (("file", "str"), ("offset", "int"), ("length", "int"))
+_PROVENANCE = (
+    ("robots", "str"),
+    ("robots_agents", "strs"),
+    ("directives", "strs"),
+    ("opt_out", "strs"),
+    ("tdm_reserved", "bool"),
+    ("tdm_policy", "str"),
+    ("tdm_source", "str"),
+    ("license", "str"),
+)
+_QUALITY = tuple(
+    (name, "int" if name in ("chars", "words", "lines", "stop_words") else "float")
+    for name in QualitySignals.field_names()
+)
+FIELDS: tuple[tuple[str, Any], ...] = (
+    ("id", "str"),
+    ("url", "str"),
+    ("final_url", "str"),
+    ("fetch_time", "time"),
+    ("status", "int"),
+    ("title", "str"),
+    ("text", "str"),
+    ("language", "str"),
+    ("language_confidence", "float"),
+    ("content_hash", "str"),
+    ("depth", "int"),
+    ("warc", _WARC),
+    ("cluster", "str"),
+    ("near_duplicate_of", "str"),
+    ("provenance", _PROVENANCE),
+    ("quality", _QUALITY),
+    ("quality_failures", "strs"),
+)
+
+
+class ExportError(TrawlError):
+    """The export cannot be done (no crawl, output in the way, ...)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ExportSummary:
+    documents: int
+    files: tuple[str, ...]
+    committed: str  # the text log position read up to, "index:offset"
+    skipped: int  # unreadable lines (none in a healthy crawl)
+
+
+# -- reading only what is committed ------------------------------------------------------
+
+
+class _Bounded(io.RawIOBase):
+    """The first ``limit`` bytes of a file."""
+
+    def __init__(self, f: io.BufferedReader, limit: int) -> None:
+        self._f = f
+        self._left = limit
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        view = memoryview(buffer).cast("B")
+        n = self._f.readinto(view[: min(len(view), self._left)])
+        self._left -= n
+        return n
+
+
+def committed_position(data_dir: Path) -> Position | None:
+    """Where the committed text log ends (None: nothing committed yet)."""
+    conn = connect_readonly(data_dir)
+    try:
+        row = conn.execute("SELECT value FROM meta WHERE key='log.text'").fetchone()
+    except Exception as exc:
+        raise StorageError(f"{data_dir}: {exc}") from exc
+    finally:
+        conn.close()
+    return None if row is None else Position.load(str(row[0]))
+
+
+def committed_records(
+    data_dir: Path, end: Position, skipped: list[int]
+) -> Iterator[dict[str, Any]]:
+    """Every text record before ``end``, in log order; bad lines are counted in ``skipped``."""
+    found = []
+    directory = data_dir / "text"
+    if directory.is_dir():
+        for p in directory.iterdir():
+            m = _TEXT_FILE.match(p.name)
+            if m and int(m.group(1)) <= end.index:
+                found.append((int(m.group(1)), p))
+    for index, path in sorted(found):
+        if index < end.index:
+            lines = _lines_of(read_text_files, path)
+        else:
+            lines = _head_lines(path, end.offset)
+        for record in lines:
+            if isinstance(record, dict):
+                yield record
+            else:
+                skipped[0] += 1
+
+
+def _lines_of(reader: Any, path: Path) -> Iterator[object]:
+    try:
+        yield from reader([path])
+    except (OSError, EOFError, ValueError, orjson.JSONDecodeError):
+        yield None  # a damaged file: what was read stands, the rest is counted once
+
+
+def _head_lines(path: Path, limit: int) -> Iterator[object]:
+    try:
+        with open(path, "rb") as raw, gzip.GzipFile(fileobj=_Bounded(raw, limit)) as f:
+            for line in f:
+                if line.strip():
+                    try:
+                        yield orjson.loads(line)
+                    except orjson.JSONDecodeError:
+                        yield None
+    except (OSError, EOFError):
+        yield None
+
+
+# -- one fixed schema ----------------------------------------------------------------------
+
+
+def _coerce(kind: str, value: object) -> tuple[object, bool]:
+    """(value in the schema's type or None, whether it was usable)."""
+    if value is None:
+        return None, True
+    if kind == "str":
+        return (value, True) if isinstance(value, str) else (None, False)
+    if kind == "int":
+        ok = isinstance(value, int) and not isinstance(value, bool) and -(2**63) <= value < 2**63
+        return (value, True) if ok else (None, False)
+    if kind == "float":
+        ok = isinstance(value, int | float) and not isinstance(value, bool)
+        return (float(value), True) if ok else (None, False)  # type: ignore[arg-type]
+    if kind == "bool":
+        return (value, True) if isinstance(value, bool) else (None, False)
+    if kind == "strs":
+        ok = isinstance(value, list) and all(isinstance(v, str) for v in value)
+        return (value, True) if ok else (None, False)
+    if kind == "time":
+        if not isinstance(value, str):
+            return None, False
+        try:
+            t = datetime.fromisoformat(value)
+        except ValueError:
+            return None, False
+        return (t.replace(tzinfo=UTC) if t.tzinfo is None else t.astimezone(UTC)), True
+    return None, False
+
+
+def _shape(
+    spec: tuple[tuple[str, Any], ...], record: object, extra: dict[str, Any], path: str
+) -> dict[str, Any]:
+    data = record if isinstance(record, dict) else {}
+    out: dict[str, Any] = {}
+    for name, kind in spec:
+        value = data.get(name)
+        if isinstance(kind, tuple):
+            if value is None:
+                out[name] = None
+            elif isinstance(value, dict):
+                out[name] = _shape(kind, value, extra, f"{path}{name}.")
+            else:
+                out[name] = None
+                extra[f"{path}{name}"] = value
+            continue
+        out[name], ok = _coerce(kind, value)
+        if not ok:
+            extra[f"{path}{name}"] = value
+    known = {name for name, _ in spec}
+    for name, value in data.items():
+        if name not in known:
+            extra[f"{path}{name}"] = value
+    return out
+
+
+def normalize(record: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A record in the schema's shape (``fetch_time`` a datetime), and what did not fit."""
+    extra: dict[str, Any] = {}
+    return _shape(FIELDS, record, extra, ""), extra
+
+
+# -- writing -------------------------------------------------------------------------------
+
+
+def export(
+    data_dir: Path,
+    out_dir: Path,
+    *,
+    format: str = "parquet",
+    docs_per_file: int = 100_000,
+    row_group_docs: int = 10_000,
+    overwrite: bool = False,
+) -> ExportSummary:
+    """Write the committed documents of the crawl in ``data_dir`` to ``out_dir``."""
+    if format not in ("parquet", "jsonl"):
+        raise ExportError(f"unknown format {format!r} (parquet or jsonl)")
+    if docs_per_file < 1 or row_group_docs < 1:
+        raise ExportError("docs_per_file and row_group_docs must be at least 1")
+    end = committed_position(data_dir) or Position(0, 0)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    old = {p.name for p in out_dir.iterdir() if _PART.match(p.name) or p.name == "_manifest.json"}
+    if old and not overwrite:
+        raise ExportError(f"{out_dir} holds an export already (use --overwrite to replace it)")
+    skipped = [0]
+    records = committed_records(data_dir, end, skipped)
+    try:
+        if format == "parquet":
+            files, count = _write_parquet(records, out_dir, docs_per_file, row_group_docs)
+        else:
+            files, count = _write_jsonl(records, out_dir, docs_per_file)
+    except BaseException:
+        for p in out_dir.glob(".part-*.tmp"):  # a failed export leaves no half file behind
+            p.unlink(missing_ok=True)
+        raise
+    for name in old - set(files) - {"_manifest.json"}:
+        (out_dir / name).unlink(missing_ok=True)
+    manifest = {
+        "schema_version": SCHEMA_VERSION,
+        "format": format,
+        "documents": count,
+        "files": list(files),
+        "committed": end.dump(),
+        "skipped_lines": skipped[0],
+        "exported_at": datetime.now(UTC).isoformat(timespec="seconds"),
+    }
+    tmp = out_dir / "._manifest.json.tmp"
+    tmp.write_bytes(orjson.dumps(manifest, option=orjson.OPT_INDENT_2) + b"\n")
+    _fsync_replace(tmp, out_dir / "_manifest.json")
+    return ExportSummary(count, tuple(files), end.dump(), skipped[0])
+
+
+def _fsync_replace(tmp: Path, final: Path) -> None:
+    """Make ``tmp`` durable, then give it its final name (and make the rename durable)."""
+    with open(tmp, "rb") as f:
+        os.fsync(f.fileno())
+    os.replace(tmp, final)
+    fd = os.open(final.parent, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _arrow_type(pa: Any, kind: object) -> Any:
+    if isinstance(kind, tuple):
+        return pa.struct([pa.field(n, _arrow_type(pa, k)) for n, k in kind])
+    return {
+        "str": pa.string(),
+        "int": pa.int64(),
+        "float": pa.float64(),
+        "bool": pa.bool_(),
+        "strs": pa.list_(pa.string()),
+        "time": pa.timestamp("ms", tz="UTC"),
+    }[str(kind)]
+
+
+def arrow_schema() -> Any:
+    """The Parquet schema (a ``pyarrow.Schema``): every column nullable."""
+    import pyarrow as pa  # type: ignore[import-untyped]
+
+    columns = [pa.field(name, _arrow_type(pa, kind)) for name, kind in FIELDS]
+    columns.append(pa.field("extra", pa.string()))
+    return pa.schema(columns, metadata={"trawl.schema_version": str(SCHEMA_VERSION)})
+
+
+# A row group is flushed early past this much text (Arrow strings use 32-bit offsets).
+_ROW_GROUP_BYTES = 256 * 1024 * 1024
+
+
+def _write_parquet(
+    records: Iterator[dict[str, Any]], out_dir: Path, docs_per_file: int, row_group_docs: int
+) -> tuple[list[str], int]:
+    try:
+        import pyarrow as pa
+        import pyarrow.parquet as pq  # type: ignore[import-untyped]
+    except ImportError as exc:  # pragma: no cover - pyarrow is a dependency
+        raise ExportError("Parquet export needs pyarrow: pip install pyarrow") from exc
+    schema = arrow_schema()
+    files: list[str] = []
+    count = 0
+    writer: Any = None
+    tmp = final = out_dir
+    rows: list[dict[str, Any]] = []
+    size = in_file = 0
+
+    def flush() -> None:
+        nonlocal size
+        if rows:
+            writer.write_table(pa.Table.from_pylist(rows, schema=schema))
+            rows.clear()
+            size = 0
+
+    def close() -> None:
+        nonlocal writer
+        if writer is not None:
+            flush()
+            writer.close()
+            writer = None
+            _fsync_replace(tmp, final)
+
+    for record in records:
+        if writer is None:
+            name = f"part-{len(files):05d}.parquet"
+            tmp, final = out_dir / f".{name}.tmp", out_dir / name
+            writer = pq.ParquetWriter(tmp, schema, compression="zstd")
+            files.append(name)
+            in_file = 0
+        row, extra = normalize(record)
+        row["extra"] = orjson.dumps(extra).decode() if extra else None
+        rows.append(row)
+        size += len(row["text"] or "") + len(row["title"] or "")
+        count += 1
+        in_file += 1
+        if len(rows) >= row_group_docs or size >= _ROW_GROUP_BYTES:
+            flush()
+        if in_file >= docs_per_file:
+            close()
+    close()
+    return files, count
+
+
+def _write_jsonl(
+    records: Iterator[dict[str, Any]], out_dir: Path, docs_per_file: int
+) -> tuple[list[str], int]:
+    files: list[str] = []
+    count = in_file = 0
+    f: Any = None
+    tmp = final = out_dir
+    for record in records:
+        if f is None:
+            name = f"part-{len(files):05d}.jsonl.gz"
+            tmp, final = out_dir / f".{name}.tmp", out_dir / name
+            f = gzip.open(tmp, "wb", compresslevel=6)  # noqa: SIM115 - one per output part
+            files.append(name)
+            in_file = 0
+        row, extra = normalize(record)
+        t = row["fetch_time"]
+        row["fetch_time"] = None if t is None else _iso(t)
+        row["extra"] = extra or None
+        f.write(orjson.dumps(row, default=str) + b"\n")
+        count += 1
+        in_file += 1
+        if in_file >= docs_per_file:
+            f.close()
+            f = None
+            _fsync_replace(tmp, final)
+    if f is not None:
+        f.close()
+        _fsync_replace(tmp, final)
+    return files, count
+
+
+def _iso(t: datetime) -> str:
+    return t.isoformat(timespec="milliseconds").replace("+00:00", "Z")
