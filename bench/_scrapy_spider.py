@@ -77,6 +77,7 @@ def main() -> int:
     p.add_argument("--concurrency", type=int, default=300)
     p.add_argument("--threads", type=int, default=20)
     p.add_argument("--timeout", type=float, default=0, help="CLOSESPIDER_TIMEOUT (0: none)")
+    p.add_argument("--max-pages", type=int, default=0, help="CLOSESPIDER_PAGECOUNT (0: none)")
     p.add_argument("--agent", default="benchbot")
     p.add_argument("--reactor", default="twisted.internet.epollreactor.EPollReactor")
     args = p.parse_args()
@@ -110,6 +111,7 @@ def main() -> int:
         "TWISTED_REACTOR": args.reactor,
         "TELNETCONSOLE_ENABLED": False,
         "CLOSESPIDER_TIMEOUT": args.timeout,
+        "CLOSESPIDER_PAGECOUNT": args.max_pages,
         "FEEDS": {str(args.feed): {"format": "jsonlines", "encoding": "utf8"}},
     }
     process = _crawler.CrawlerProcess(settings)

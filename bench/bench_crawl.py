@@ -1,7 +1,9 @@
 """trawl against Scrapy on the same local web, back to back in the same run.
 
 Run with ``.venv/bin/python bench/bench_crawl.py [--hosts 300] [--pages 100] [--seed 1]
-[--skip-scrapy] [--skip-politeness] [--skip-profile] [--keep]``.
+[--skip-scrapy] [--skip-politeness] [--skip-profile] [--profile-scrapy] [--keep]``
+(``--help`` for the rest). A full run (300 x 100) takes about 25 minutes on 2 cores,
+most of it Scrapy's crawl.
 
 The web: ``SampleWeb(hosts, pages, seed)`` (pages of 15 to 80 KB) written as static
 files and served by Debian's nginx (``apt-get install nginx`` when missing): our own
@@ -11,7 +13,10 @@ index 1 has ``Crawl-delay: 2``: its ``pages`` pages would take at least 2 s each
 would dominate the run, so that host is left out of the seeds and the scope of both
 crawlers (the benchmark measures crawler CPU with no crawl delay). Disallow rules
 (``/search/`` on about one host in seven) stay: they are linked from every page of those
-hosts and both crawlers must not fetch them.
+hosts and both crawlers must not fetch them. SampleWeb's colour-facet pages of shop
+hosts are linked from no page, so they are not counted among the pages to be fetched.
+Each crawler also fetches every linked 404 (``/archive/N/``, ``.../missing-N/``): about
+1.5 of them per page, counted in "HTTP responses", not in "pages".
 
 The crawlers, both seeded with every in-scope home page and scoped to those hosts:
 - trawl: ``python -m trawl crawl --delay 0 --scope allowlist --allow-host ...
@@ -21,7 +26,10 @@ The crawlers, both seeded with every in-scope home page and scoped to those host
 - Scrapy: bench/_scrapy_spider.py in bench/.env (made here with ``pip install scrapy``
   when missing), a broad-crawl spider with Scrapy's documented broad-crawl settings,
   one request per domain, no delay, robots.txt obeyed, LinkExtractor on the same
-  hosts, every page's body text to a JSON-lines feed.
+  hosts, every page's body text to a JSON-lines feed. Twisted's epoll reactor: under
+  the asyncio reactor Scrapy 2.14+ does not hold CONCURRENT_REQUESTS_PER_DOMAIN (see
+  the spider). Scrapy fetches each home page twice (start requests bypass its dupe
+  filter); its "pages" count every 200 HTML response, so that work counts for it.
 
 How it is measured: each crawler runs under a small measuring process (this script,
 ``--measure``) that makes itself a child subreaper (``PR_SET_CHILD_SUBREAPER``), starts
@@ -39,7 +47,8 @@ logging on (``$host $msec $request_time``) and every response held back 20 ms (n
 echo module, ``echo_sleep``) so that two requests in flight to one host would overlap
 in the log: per host, no two requests of one crawler overlap, robots.txt comes first,
 and nothing under a Disallow path is requested; and trawl's profile (py-spy, sampling the
-crawler and its parse workers) with the top functions by self time per process kind.
+crawler and its parse workers, idle threads left out) with the top functions by self
+time per process kind (``--profile-scrapy``: Scrapy's too).
 
 Everything generated goes to a temp dir (or ``--out``), removed at the end unless
 ``--keep``. Only loopback traffic. Figures are printed, never asserted.
@@ -268,7 +277,8 @@ class Nginx:
             sites_conf = slow
         self.conf = prefix / "nginx.conf"
         self.conf.write_text(
-            f"daemon off;\n{user}worker_processes 1;\npid {prefix / 'nginx.pid'};\n"
+            f"daemon off;\n{user}worker_processes 1;\nworker_rlimit_nofile 65536;\n"
+            f"pid {prefix / 'nginx.pid'};\n"
             f"error_log {prefix / 'logs' / 'error.log'} warn;\n"
             "events { worker_connections 8192; }\n"
             "http {\n"
@@ -278,7 +288,6 @@ class Nginx:
             "    sendfile on;\n    tcp_nopush on;\n    tcp_nodelay on;\n"
             "    keepalive_timeout 300s;\n    keepalive_requests 1000000;\n"
             "    server_names_hash_max_size 8192;\n    server_names_hash_bucket_size 128;\n"
-            "    open_file_cache max=100000 inactive=300s;\n"
             f"    include {sites_conf};\n"
             "}\n"
         )
@@ -298,6 +307,20 @@ class Nginx:
                 return self
             time.sleep(0.05)
         raise RuntimeError("nginx did not start listening")
+
+    def usage(self) -> tuple[float, int]:
+        """(CPU seconds of nginx so far, lines in its error log): compare before and after."""
+        psutil: Any = importlib.import_module("psutil")
+        cpu = 0.0
+        if self.proc is not None:
+            master = psutil.Process(self.proc.pid)
+            for p in [master, *master.children(recursive=True)]:
+                with contextlib.suppress(psutil.Error):
+                    t = p.cpu_times()
+                    cpu += t.user + t.system
+        errors = self.prefix / "logs" / "error.log"
+        lines = len(errors.read_text(errors="replace").splitlines()) if errors.exists() else 0
+        return cpu, lines
 
     def __exit__(self, *exc: object) -> None:
         if self.proc is not None and self.proc.poll() is None:
@@ -329,7 +352,8 @@ class Web:
     hosts: list[str]  # in scope
     left_out: dict[str, str]
     disallow: dict[str, tuple[str, ...]]
-    pages: set[str]  # every in-scope page URL
+    pages: set[str]  # every in-scope page URL that some page links to
+    orphans: int  # in-scope pages that no page links to (a shop's colour facets)
     seeds_file: Path
     hosts_file: Path
     resolve_file: Path
@@ -363,7 +387,11 @@ def build_web(root: Path, hosts: int, pages: int, seed: int, *, quiet: bool = Fa
     for d in (root, root / "web"):
         d.chmod(0o755)
     disallow = {h: sample.plan(h).disallow for h in scope if sample.plan(h).disallow}
-    page_urls = {sample.url(h, p, port=port) for h in scope for p in sample.plan(h).pages}
+    # SampleWeb's colour-facet pages exist but no page links to them: no crawler can
+    # find them, so they are not counted as pages to be fetched.
+    specs = [(h, spec) for h in scope for spec in sample.plan(h).pages.values()]
+    page_urls = {sample.url(h, spec.path, port=port) for h, spec in specs if spec.kind != "facet"}
+    orphans = sum(1 for _, spec in specs if spec.kind == "facet")
     seeds_file, hosts_file, resolve_file = (
         root / "seeds.txt",
         root / "hosts.txt",
@@ -379,6 +407,7 @@ def build_web(root: Path, hosts: int, pages: int, seed: int, *, quiet: bool = Fa
         left_out,
         disallow,
         page_urls,
+        orphans,
         seeds_file,
         hosts_file,
         resolve_file,
@@ -657,32 +686,30 @@ def politeness_check(
 # -- profile -----------------------------------------------------------------------------
 
 
-def profile(web: Web, work: Path, pages: int, rate: int) -> list[str]:
+def profile(web: Web, work: Path, pages: int, rate: int, scrapy: Path | None = None) -> list[str]:
+    """Sample a crawl of ``pages`` pages with py-spy (trawl, or Scrapy with ``scrapy``, the
+    bench env's Python): top functions by self time per process kind. py-spy leaves out
+    idle threads (waiting in a system call) unless told otherwise, so the shares are of
+    on-CPU samples."""
     spy = Path(sys.executable).parent / "py-spy"
     if not spy.exists():
         return ["profile: py-spy not installed in this venv (pip install py-spy); skipped"]
-    raw = work / "profile.txt"
-    cmd = trawl_cmd(web, work / "profile-data", "--max-pages", str(pages))
-    spy_cmd = [
-        str(spy),
-        "record",
-        "--subprocesses",
-        "--nonblocking",
-        "--function",
-        "--format",
-        "raw",
-        "--rate",
-        str(rate),
-        "--output",
-        str(raw),
-        "--",
-        *cmd,
-    ]
+    name = "trawl" if scrapy is None else "scrapy"
+    raw = work / f"profile-{name}.txt"
+    if scrapy is None:
+        cmd = trawl_cmd(web, work / "profile-data", "--max-pages", str(pages))
+    else:
+        out = work / "profile-scrapy"
+        out.mkdir()
+        cmd = [*scrapy_cmd(scrapy, web, out, 300, 0), "--max-pages", str(pages)]
+    spy_cmd = [str(spy), "record", "--subprocesses", "--function", "--format", "raw"]
+    spy_cmd += ["--rate", str(rate), "--output", str(raw), "--", *cmd]
     print(f"\n$ {show_cmd(spy_cmd)}", flush=True)
     started = time.monotonic()
     subprocess.run(spy_cmd, check=True, cwd=ROOT, capture_output=True)
     wall = time.monotonic() - started
-    return [f"profile: {pages:,} pages, {wall:.0f} s wall, py-spy at {rate} Hz", *top_self(raw)]
+    head = f"profile of {name}: {pages:,} pages, {wall:.0f} s wall, py-spy at {rate} Hz"
+    return [head, *top_self(raw)]
 
 
 _FRAME = re.compile(r"^(?P<func>.*) \((?P<file>[^()]*)\)$")
@@ -735,7 +762,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--skip-trawl", action="store_true")
     p.add_argument("--skip-scrapy", action="store_true")
     p.add_argument("--skip-politeness", action="store_true")
-    p.add_argument("--skip-profile", action="store_true")
+    p.add_argument("--skip-profile", action="store_true", help="no py-spy profile of trawl")
+    p.add_argument("--profile-scrapy", action="store_true", help="py-spy profile of Scrapy too")
     p.add_argument("--check-hosts", type=int, default=16, help="hosts of the politeness web")
     p.add_argument("--check-pages", type=int, default=40, help="pages per host there")
     p.add_argument("--profile-pages", type=int, default=10_000)
@@ -775,7 +803,8 @@ def _run(args: argparse.Namespace, work: Path, python: Path | None) -> int:
     for host, why in web.left_out.items():
         print(f"left out of seeds and scope: {host} ({why})")
     print(
-        f"in scope: {len(web.hosts)} hosts, {len(web.pages):,} pages; {len(web.disallow)} hosts "
+        f"in scope: {len(web.hosts)} hosts, {len(web.pages):,} linked pages (and {web.orphans} "
+        f"colour-facet pages no page links to); {len(web.disallow)} hosts "
         f"disallow {sorted({p for v in web.disallow.values() for p in v})}"
     )
     results: list[Result] = []
@@ -786,12 +815,19 @@ def _run(args: argparse.Namespace, work: Path, python: Path | None) -> int:
             f"nginx on {LOOPBACK}:{web.port}: GET http://{web.hosts[0]}/ -> {code}, "
             f"{len(body):,} bytes"
         )
+        runs: list[Any] = []
         if not args.skip_trawl:
-            r, c = run_trawl(web, work, args.timeout)
-            results.append(r)
-            commands.append(c)
+            runs.append(lambda: run_trawl(web, work, args.timeout))
         if python is not None:
-            r, c = run_scrapy(python, web, work, args.concurrency, args.timeout)
+            runs.append(lambda: run_scrapy(python, web, work, args.concurrency, args.timeout))
+        for run in runs:
+            cpu0, errors0 = nginx.usage()
+            r, c = run()
+            cpu1, errors1 = nginx.usage()
+            r.notes.append(
+                f"nginx meanwhile: {cpu1 - cpu0:.1f} CPU s ({(cpu1 - cpu0) / r.m.wall:.2f} of a "
+                f"core), {errors1 - errors0} new error-log lines"
+            )
             results.append(r)
             commands.append(c)
         print("\n== results (one run, same web, back to back)\n")
@@ -818,6 +854,10 @@ def _run(args: argparse.Namespace, work: Path, python: Path | None) -> int:
         if not args.skip_profile and not args.skip_trawl:
             print()
             for line in profile(web, work, args.profile_pages, args.profile_rate):
+                print(line)
+        if args.profile_scrapy and python is not None:
+            print()
+            for line in profile(web, work, args.profile_pages, args.profile_rate, python):
                 print(line)
     if not args.skip_politeness:
         print()
