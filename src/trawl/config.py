@@ -16,6 +16,7 @@ from typing import Any, Literal
 
 from trawl import __version__
 from trawl.errors import ConfigError
+from trawl.parse.quality import QualityThresholds
 
 Scope = Literal["host", "domain", "any", "allowlist"]
 Purpose = Literal["search", "training"]
@@ -84,6 +85,8 @@ class CrawlConfig:
     allowed_hosts: tuple[str, ...] = ()
     strip_tracking: bool = False
     follow_nofollow_links: bool = False
+    # Training data: documents failing a threshold are not kept (none set by default).
+    quality: QualityThresholds = field(default_factory=QualityThresholds)
     # Traps.
     max_url_length: int = 2048
     max_query_params: int = 12
@@ -230,6 +233,16 @@ def _coerce(name: str, value: Any) -> Any:
         if isinstance(value, Mapping):
             return parse_resolve([f"{k}={v}" for k, v in value.items()])
         return parse_resolve(list(value))
+    if name == "quality":
+        if isinstance(value, QualityThresholds):
+            return value
+        if value in ("gopher", "default"):
+            return QualityThresholds.gopher()
+        if value in ("none", "off", None, ""):
+            return QualityThresholds()
+        if isinstance(value, Mapping):
+            return QualityThresholds(**dict(value))
+        raise ConfigError(f"quality must be gopher, none or a table of thresholds: {value!r}")
     if name == "timeouts":
         if isinstance(value, Timeouts):
             return value

@@ -29,6 +29,7 @@ from trawl.archive.textstore import TextStore
 from trawl.archive.warc import WarcWriter, read_response
 from trawl.clock import Clock, SystemClock
 from trawl.config import CrawlConfig
+from trawl.dedup.hostdups import HostDupTracker
 from trawl.errors import UrlError
 from trawl.fetch.address import AddressGuard
 from trawl.fetch.dns import DnsCache
@@ -36,15 +37,21 @@ from trawl.fetch.http import HttpClient, decode_content
 from trawl.fetch.politeness import Politeness
 from trawl.fetch.robots_cache import RobotsCache
 from trawl.fetch.stage import FetchPolicy, FetchStage, ParseTask
+from trawl.fetch.tdm_cache import TdmCache
 from trawl.frontier.admission import Admission, Candidate
 from trawl.frontier.traps import ScopeFilter, TrapLimits
 from trawl.models import Lease, UrlStatus
 from trawl.parse.page import ParsedPage, ParseJob, ParseOptions, parse_page
-from trawl.parse.stage import ParseStage
+from trawl.parse.stage import KeepPolicy, ParseStage
 from trawl.storage.sqlite.counters import SqliteCounters
 from trawl.storage.sqlite.db import Database
 from trawl.storage.sqlite.frontier import SqliteFrontier
-from trawl.storage.sqlite.pages import SqlitePageStore, SqliteParseQueue, SqliteRobotsStore
+from trawl.storage.sqlite.pages import (
+    SqliteOriginFileStore,
+    SqlitePageStore,
+    SqliteParseQueue,
+    SqliteRobotsStore,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -187,6 +194,7 @@ class Crawl:
         self.politeness = Politeness(
             delay=c.delay, max_crawl_delay=c.max_crawl_delay, max_backoff=c.max_backoff_delay
         )
+        self.tdm = TdmCache(SqliteOriginFileStore(db))
         self.robots = RobotsCache(
             SqliteRobotsStore(db), retry_base=c.robots_retry_base, retry_cap=c.robots_retry_max
         )
@@ -207,7 +215,9 @@ class Crawl:
                 retry_base=c.retry_base,
                 retry_max=c.retry_max,
                 max_redirects=c.max_redirects,
+                tdmrep=c.honour_ai_opt_outs,
             ),
+            tdm=self.tdm,
         )
         self.parser = ParseStage(
             frontier=self.frontier,
@@ -218,11 +228,16 @@ class Crawl:
             counters=self.counters,
             clock=clock,
             events=self.events,
+            policy=KeepPolicy(
+                training=c.honour_ai_opt_outs, agents=c.robots_agents, quality=c.quality
+            ),
+            host_dups=HostDupTracker(),
         )
         self.parse_options = ParseOptions(
             agents=c.robots_agents,
             follow_nofollow_links=c.follow_nofollow_links,
             strip_tracking=c.strip_tracking,
+            quality=c.purpose == "training" or c.quality.active,
         )
         db.set_meta("config", config_json(c))
 

@@ -79,3 +79,17 @@ class AddResult:
     added: tuple[NewUrl, ...]
     seen: int = 0
     dropped: dict[str, int] = field(default_factory=dict)  # reason -> count
+
+
+@dataclass(frozen=True, slots=True)
+class HostInfo:
+    """A host's scheduling state as the frontier holds it."""
+
+    host: str
+    next_at: float
+    queued: int
+    admitted: int
+    budget: int | None
+    priority: int
+    demoted_reason: str | None
+    in_flight: bool

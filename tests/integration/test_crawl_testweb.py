@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import gzip
-import ipaddress
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -18,13 +17,12 @@ from pathlib import Path
 import orjson
 import pytest
 
-from trawl.config import CrawlConfig, Timeouts
+from tests.integration.crawlkit import DELAY, web_config
 from trawl.crawl import Crawl, CrawlSummary
 from trawl.stats import url_states
 from trawl.testing._testweb_expect import ExpectedCrawl
 from trawl.testing.testweb import TestWeb
 
-DELAY = 0.05
 TRAPS = "traps.test"
 
 
@@ -46,29 +44,6 @@ class Result:
         return self.web.log.count(host, path)
 
 
-def _config(web: TestWeb, data: Path, seeds: list[str], **changes: object) -> CrawlConfig:
-    base = CrawlConfig(
-        data_dir=data,
-        seeds=tuple(seeds),
-        delay=DELAY,
-        allow_networks=(ipaddress.ip_network("127.0.0.0/8"),),
-        resolve=web.resolve_map(),
-        parse_workers=0,
-        timeouts=Timeouts(connect=1.0, first_byte=1.0, total=2.0),
-        commit_interval=0.2,
-        max_depth=5,
-        max_per_host=150,
-        max_backoff_delay=1.0,
-        retry_base=0.2,
-        retry_max=1.0,
-        robots_retry_base=0.3,
-        robots_retry_max=1.0,
-        max_body_bytes=2 * 1024 * 1024,
-        fsync=False,
-    )
-    return base.with_changes(**changes)
-
-
 @pytest.fixture(scope="module")
 def crawled(tmp_path_factory: pytest.TempPathFactory) -> Result:
     data = tmp_path_factory.mktemp("crawl")
@@ -84,7 +59,7 @@ def crawled(tmp_path_factory: pytest.TempPathFactory) -> Result:
         )
         await web.start()
         seeds = [web.url(h) for h in web.hosts]
-        crawl = Crawl(_config(web, data, seeds))
+        crawl = Crawl(web_config(web, data, seeds))
         try:
             summary = await crawl.run()
         finally:

@@ -56,6 +56,11 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     p.add_argument("--resolve", action="append", default=[], metavar="HOST=IP")
     p.add_argument("--resolve-file", type=Path, help="file of HOST=IP lines")
     p.add_argument("--strip-tracking", action="store_true", default=None)
+    p.add_argument(
+        "--quality-filter",
+        choices=["none", "gopher"],
+        help="drop documents failing these quality rules (default none)",
+    )
     p.add_argument("--parse-workers", type=int)
     p.add_argument("--timeout", type=float, help="total seconds per fetch")
     p.add_argument("--quiet", action="store_true", help="no progress, only the summary")
@@ -110,6 +115,7 @@ def _overrides(args: argparse.Namespace, data_dir: Path) -> dict[str, Any]:
         "resolve": resolve or None,
         "strip_tracking": args.strip_tracking,
         "parse_workers": args.parse_workers,
+        "quality": args.quality_filter,
     }
     if args.timeout is not None:
         out["timeouts"] = Timeouts(

@@ -24,8 +24,11 @@ from trawl.fetch.robots import MAX_BYTES as ROBOTS_MAX_BYTES
 from trawl.fetch.robots import MAX_REDIRECTS as ROBOTS_MAX_REDIRECTS
 from trawl.fetch.robots import FetchOutcome
 from trawl.fetch.robots_cache import RobotsCache, origin_of
+from trawl.fetch.tdm_cache import TdmCache
 from trawl.frontier.admission import Admission, Candidate, CounterSink
 from trawl.models import Lease, UrlStatus
+from trawl.parse.tdm import MAX_BYTES as TDM_MAX_BYTES
+from trawl.parse.tdm import WELL_KNOWN_PATH
 from trawl.storage.base import FetchRecord, Frontier, PageStore, ParseQueue
 
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
@@ -56,6 +59,7 @@ class FetchPolicy:
     retry_base: float = 30.0
     retry_max: float = 3600.0
     max_redirects: int = 5
+    tdmrep: bool = False  # fetch /.well-known/tdmrep.json per origin (training crawls)
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,6 +87,7 @@ class FetchStage:
         clock: Clock,
         policy: FetchPolicy,
         rng: random.Random | None = None,
+        tdm: TdmCache | None = None,
     ) -> None:
         self._client = client
         self._robots = robots
@@ -96,6 +101,7 @@ class FetchStage:
         self._clock = clock
         self._policy = policy
         self._rng = rng or random.Random()
+        self._tdm = tdm if policy.tdmrep else None
         self.bytes_received = 0
 
     # -- the one entry point ---------------------------------------------------------
@@ -119,6 +125,12 @@ class FetchStage:
                 lease, UrlStatus.SKIPPED, reason="robots", host_ready_at=self._clock.now()
             )
             return None
+        tdm_rules = None
+        if self._tdm is not None:
+            tdm_rules = self._tdm.get(origin, self._clock.now())
+            if tdm_rules is None:
+                await self._fetch_tdmrep(lease, origin)
+                return None
         try:
             resp = await self._client.get(
                 lease.url,
@@ -129,7 +141,28 @@ class FetchStage:
         except FetchError as exc:
             self._network_error(lease, exc)
             return None
-        return self._response(lease, resp)
+        task = self._response(lease, resp)
+        if task is not None and tdm_rules is not None:
+            decision = tdm_rules.for_path(lease.url)
+            if decision is not None:
+                task.job["tdm_well_known"] = [decision.reserved, decision.policy]
+        return task
+
+    async def _fetch_tdmrep(self, lease: Lease, origin: str) -> None:
+        """Fetch the origin's tdmrep.json in this host's turn, then give the URL back."""
+        assert self._tdm is not None
+        status: int | None = None
+        body: bytes | None = None
+        try:
+            resp = await self._client.get(origin + WELL_KNOWN_PATH, max_body_bytes=TDM_MAX_BYTES)
+            self.bytes_received += len(resp.raw_body)
+            status, body = resp.status, resp.body
+        except FetchError as exc:
+            self._count.add(f"tdmrep:error:{exc.kind}")
+        now = self._clock.now()
+        rules = self._tdm.record(origin, status=status, body=body, now=now)
+        self._count.add("tdmrep:rules" if rules.rules else "tdmrep:none")
+        self._frontier.requeue(lease, host_ready_at=self._pace.after_success(lease.host, now))
 
     # -- robots.txt ------------------------------------------------------------------
 

@@ -15,10 +15,12 @@ from selectolax.lexbor import LexborHTMLParser
 
 from trawl import urls
 from trawl.errors import UrlError
-from trawl.parse import directives
+from trawl.parse import directives, tdm
 from trawl.parse.charset import decode_html
 from trawl.parse.extract import extract_from_tree, parse_html
 from trawl.parse.language import identify
+from trawl.parse.quality import QualitySignals, quality_signals
+from trawl.parse.tdm import TdmDecision
 
 _LINK_SELECTOR = "a[href], area[href], frame[src], iframe[src], link[href]"
 # link rel values that name another page worth crawling.
@@ -33,6 +35,7 @@ class ParseOptions:
     follow_nofollow_links: bool = False
     strip_tracking: bool = False
     detect_language: bool = True
+    quality: bool = False  # compute quality signals (training crawls, or thresholds set)
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,6 +64,8 @@ class ParsedPage:
     license: str | None = None
     nofollow_links: int = 0  # links skipped for rel=nofollow
     bad_links: int = 0  # hrefs that are not crawlable URLs
+    tdm: TdmDecision | None = None  # from the page's own header or meta (meta wins)
+    quality: QualitySignals | None = None
     error: str | None = None
     meta: dict[str, str] = field(default_factory=dict)
 
@@ -109,6 +114,8 @@ def _parse(job: ParseJob, options: ParseOptions) -> ParsedPage:
     language = None
     if options.detect_language and text:
         language = identify(text)
+    tdm_header = tdm.from_headers(job.headers)
+    tdm_meta = tdm.from_meta(metas)
     return ParsedPage(
         url=job.url,
         title=extraction.title,
@@ -124,6 +131,8 @@ def _parse(job: ParseJob, options: ParseOptions) -> ParsedPage:
         license=license_url,
         nofollow_links=nofollowed,
         bad_links=bad,
+        tdm=tdm_meta or tdm_header,
+        quality=quality_signals(text) if options.quality and text else None,
         meta={name.lower(): content for name, content in metas if name},
     )
 

@@ -2,30 +2,60 @@
 
 Workers return a ``ParsedPage``; here it meets the durable state, in this order:
 canonical (a page that names another URL as canonical is not kept; that URL is
-offered instead), exact-duplicate check (a text already kept is recorded as a
-duplicate of its first URL, stored once, and its links are not followed), noindex
-(text not kept), nofollow (links not offered), the text record, the links. Then the
-page leaves the parse queue. All of it commits together, so a crash before the
-commit simply parses the page again.
+offered instead), exact duplicate (a text already kept is recorded as a duplicate of
+its first URL and its links are not followed), near duplicate (the same, against the
+near-duplicate index), links (unless nofollow), noindex, opt-outs (a training crawl
+keeps no text whose owner reserved it: ``noai``, TDMRep), quality thresholds (off by
+default), then the text record with its provenance. The page leaves the parse queue
+in the same commit, so a crash before it simply parses the page again. Each outcome
+also feeds the host duplicate tracker, which may demote the host in the frontier.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Protocol
 
 from trawl.archive.events import EventLog
 from trawl.archive.segments import Location
 from trawl.archive.textstore import TextStore
 from trawl.clock import Clock
+from trawl.dedup.hostdups import HostDupTracker, Outcome
 from trawl.frontier.admission import Admission, Candidate, CounterSink
 from trawl.models import UrlStatus
 from trawl.parse.page import ParsedPage
+from trawl.parse.quality import QualityThresholds
+from trawl.parse.tdm import TdmDecision, decide
 from trawl.storage.base import Frontier, PageRecord, PageStore, ParseQueue
+
+# Directives that reserve a page's text from model training.
+AI_DIRECTIVES = ("noai", "noimageai")
 
 
 def iso_time(ts: float) -> str:
     return datetime.fromtimestamp(ts, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+@dataclass(frozen=True, slots=True)
+class NearVerdict:
+    """A near-duplicate check: the page's cluster, and the kept page it repeats if any."""
+
+    cluster: str
+    duplicate_of: str | None = None  # doc key (content hash) of the earlier page
+
+
+class NearDupCheck(Protocol):
+    def __call__(self, page: ParsedPage) -> NearVerdict: ...
+
+
+@dataclass(frozen=True, slots=True)
+class KeepPolicy:
+    """Which texts a crawl keeps, and what it records about why."""
+
+    training: bool = False  # honour AI / TDM opt-outs for the text
+    agents: tuple[str, ...] = ("trawl",)  # robots.txt tokens that allowed the fetch
+    quality: QualityThresholds = field(default_factory=QualityThresholds)
 
 
 class ParseStage:
@@ -40,6 +70,9 @@ class ParseStage:
         counters: CounterSink,
         clock: Clock,
         events: EventLog | None = None,
+        policy: KeepPolicy | None = None,
+        near: NearDupCheck | None = None,
+        host_dups: HostDupTracker | None = None,
     ) -> None:
         self._frontier = frontier
         self._admission = admission
@@ -49,25 +82,159 @@ class ParseStage:
         self._count = counters
         self._clock = clock
         self._events = events
+        self._policy = policy or KeepPolicy()
+        self._near = near
+        self._host_dups = host_dups or HostDupTracker()
         self.documents = 0
 
     def apply(self, seq: int, job: dict[str, Any], page: ParsedPage) -> str:
         """Record everything ``page`` leads to; returns the outcome (for logs and tests)."""
-        outcome = self._apply(job, page)
+        outcome, kind, cluster = self._apply(job, page)
         host, fp = job["host"], job["fp"]
-        self._pages.set_fetch_outcome(
-            host,
-            fp,
-            content_hash=page.content_hash,
-            outcome=outcome,
-        )
+        self._pages.set_fetch_outcome(host, fp, content_hash=page.content_hash, outcome=outcome)
         self._frontier.set_status(host, fp, UrlStatus.PARSED, reason=outcome)
         self._queue.ack(seq)
         self._count.add("parse:" + outcome.split(" ", 1)[0])
-        self._publish(job, page, outcome)
+        if kind is not None:
+            self._feedback(host, kind)
+        self._publish(job, page, outcome, cluster)
         return outcome
 
-    def _publish(self, job: dict[str, Any], page: ParsedPage, outcome: str) -> None:
+    # -- the decisions -----------------------------------------------------------------
+
+    def _apply(
+        self, job: dict[str, Any], page: ParsedPage
+    ) -> tuple[str, Outcome | None, str | None]:
+        now = self._clock.now()
+        depth = int(job["depth"])
+        if page.error:
+            return f"error {page.error}", None, None
+        final_url = job["final_url"]
+        if page.canonical and page.canonical != final_url:
+            result = self._admission.offer([Candidate(page.canonical, depth=depth)], now=now)
+            if result.added or result.seen:
+                return f"canonical {page.canonical}", Outcome.CANONICAL_ELSEWHERE, None
+            # A canonical we may not crawl (out of scope, a trap) is ignored.
+        cluster = page.content_hash
+        if page.content_hash is not None:
+            first = self._pages.find(page.content_hash)
+            if first is not None:
+                self._pages.count_duplicate(page.content_hash)
+                return f"duplicate of {first.url}", Outcome.DUPLICATE, page.content_hash
+            if self._near is not None and not page.noindex:
+                verdict = self._near(page)
+                cluster = verdict.cluster
+                if verdict.duplicate_of is not None:
+                    near = self._pages.find(verdict.duplicate_of)
+                    self._pages.count_duplicate(verdict.duplicate_of)
+                    where = near.url if near is not None else verdict.duplicate_of
+                    return f"near duplicate of {where}", Outcome.NEAR_DUPLICATE, cluster
+        if not page.nofollow and page.links:
+            self._admission.offer(
+                [Candidate(link, depth=depth + 1) for link in page.links], now=now
+            )
+        if page.noindex:
+            return "noindex", None, None
+        if page.content_hash is None or cluster is None:
+            return "no text", None, None
+        tdm = self._tdm(job, page)
+        opt_outs = self._opt_outs(page, tdm)
+        if self._policy.training and opt_outs:
+            return "opted out: " + ", ".join(opt_outs), Outcome.NEW, None
+        failures: tuple[str, ...] = ()
+        if page.quality is not None and self._policy.quality.active:
+            failures = self._policy.quality.failures(page.quality)
+            if failures:
+                return "low quality: " + ", ".join(failures), Outcome.NEW, None
+        self._store(job, page, cluster, tdm, opt_outs)
+        return "stored", Outcome.NEW, cluster
+
+    def _tdm(self, job: dict[str, Any], page: ParsedPage) -> TdmDecision:
+        well_known = job.get("tdm_well_known")
+        file_decision = (
+            TdmDecision(bool(well_known[0]), well_known[1], "tdmrep.json") if well_known else None
+        )
+        # The page's own statements (meta, then header) over the origin's file.
+        return decide(None, page.tdm, file_decision)
+
+    def _opt_outs(self, page: ParsedPage, tdm: TdmDecision) -> list[str]:
+        out = [d for d in AI_DIRECTIVES if d in page.directives]
+        if tdm.reserved:
+            out.append(f"tdm-reservation ({tdm.source})")
+        return out
+
+    # -- the text record ---------------------------------------------------------------
+
+    def _store(
+        self,
+        job: dict[str, Any],
+        page: ParsedPage,
+        cluster: str,
+        tdm: TdmDecision,
+        opt_outs: list[str],
+    ) -> None:
+        assert page.content_hash is not None
+        warc = Location(*job["warc"])
+        record: dict[str, Any] = {
+            "id": page.content_hash[:32],
+            "url": job["url"],
+            "final_url": job["final_url"],
+            "fetch_time": iso_time(float(job["fetched_at"])),
+            "status": int(job["status"]),
+            "title": page.title,
+            "text": page.text,
+            "language": page.language,
+            "language_confidence": page.language_confidence,
+            "content_hash": page.content_hash,
+            "depth": int(job["depth"]),
+            "warc": {"file": warc.file, "offset": warc.offset, "length": warc.length},
+            "cluster": cluster,
+            "near_duplicate_of": None,
+            "provenance": {
+                "robots": "allowed",
+                "robots_agents": list(self._policy.agents),
+                "directives": sorted(page.directives),
+                "opt_out": opt_outs,
+                "tdm_reserved": tdm.reserved,
+                "tdm_policy": tdm.policy,
+                "tdm_source": tdm.source,
+                "license": page.license,
+            },
+        }
+        if page.quality is not None:
+            record["quality"] = page.quality.as_dict()
+            record["quality_failures"] = []
+        text_at = self._texts.append(record)
+        self._pages.add(
+            PageRecord(
+                content_hash=page.content_hash,
+                url=job["url"],
+                host=job["host"],
+                fp=int(job["fp"]),
+                fetched_at=float(job["fetched_at"]),
+                title=page.title,
+                language=page.language,
+                warc=warc,
+                text=text_at,
+            )
+        )
+        self.documents += 1
+
+    # -- feedback and events -------------------------------------------------------------
+
+    def _feedback(self, host: str, kind: Outcome) -> None:
+        info = self._frontier.host_info(host)
+        admitted = info.admitted if info is not None else 0
+        demotion = self._host_dups.record(host, kind, admitted=admitted)
+        if demotion is not None:
+            self._count.add("hosts:demoted")
+            self._frontier.demote_host(
+                host, priority=demotion.priority, budget=demotion.budget, reason=demotion.reason
+            )
+
+    def _publish(
+        self, job: dict[str, Any], page: ParsedPage, outcome: str, cluster: str | None
+    ) -> None:
         """A new page, or a known one whose text changed, becomes an event."""
         if self._events is None:
             return
@@ -87,64 +254,8 @@ class ParseStage:
                 "status": int(job["status"]),
                 "outcome": outcome,
                 "content_hash": page.content_hash,
-                "cluster": page.content_hash,
+                "cluster": cluster,
                 "warc": dict(zip(("file", "offset", "length"), job["warc"], strict=True)),
                 "fetched_at": iso_time(float(job["fetched_at"])),
             },
         )
-
-    def _apply(self, job: dict[str, Any], page: ParsedPage) -> str:
-        now = self._clock.now()
-        depth = int(job["depth"])
-        if page.error:
-            return f"error {page.error}"
-        final_url = job["final_url"]
-        if page.canonical and page.canonical != final_url:
-            result = self._admission.offer([Candidate(page.canonical, depth=depth)], now=now)
-            if result.added or result.seen:
-                return f"canonical {page.canonical}"
-            # A canonical we may not crawl (out of scope, a trap) is ignored.
-        if page.content_hash is not None:
-            first = self._pages.find(page.content_hash)
-            if first is not None:
-                self._pages.count_duplicate(page.content_hash)
-                return f"duplicate of {first.url}"
-        if not page.nofollow and page.links:
-            self._admission.offer(
-                [Candidate(link, depth=depth + 1) for link in page.links], now=now
-            )
-        if page.noindex:
-            return "noindex"
-        if page.content_hash is None:
-            return "no text"
-        warc = Location(*job["warc"])
-        record = {
-            "id": page.content_hash[:32],
-            "url": job["url"],
-            "final_url": final_url,
-            "fetch_time": iso_time(float(job["fetched_at"])),
-            "status": int(job["status"]),
-            "title": page.title,
-            "text": page.text,
-            "language": page.language,
-            "language_confidence": page.language_confidence,
-            "content_hash": page.content_hash,
-            "depth": depth,
-            "warc": {"file": warc.file, "offset": warc.offset, "length": warc.length},
-        }
-        text_at = self._texts.append(record)
-        self._pages.add(
-            PageRecord(
-                content_hash=page.content_hash,
-                url=job["url"],
-                host=job["host"],
-                fp=int(job["fp"]),
-                fetched_at=float(job["fetched_at"]),
-                title=page.title,
-                language=page.language,
-                warc=warc,
-                text=text_at,
-            )
-        )
-        self.documents += 1
-        return "stored"

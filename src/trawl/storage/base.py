@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from trawl.archive.segments import Location
-from trawl.models import AddResult, Lease, NewUrl, UrlRecord, UrlStatus
+from trawl.models import AddResult, HostInfo, Lease, NewUrl, UrlRecord, UrlStatus
 
 
 class Frontier(Protocol):
@@ -83,6 +83,8 @@ class Frontier(Protocol):
     def counts(self) -> dict[UrlStatus, int]:
         """How many URLs are in each status."""
         ...
+
+    def host_info(self, host: str) -> HostInfo | None: ...
 
     def hosts_ready(self, now: float) -> int: ...
 
@@ -177,3 +179,22 @@ class RobotsStore(Protocol):
     def load(self, host: str) -> RobotsRow | None: ...
 
     def save(self, row: RobotsRow) -> None: ...
+
+
+class OriginFileStore(Protocol):
+    """Small per-origin files other than robots.txt (e.g. ``tdmrep.json``), by kind."""
+
+    def load(self, kind: str, origin: str) -> tuple[int | None, bytes | None, float] | None:
+        """``(status, body, expires_at)`` or None."""
+        ...
+
+    def save(
+        self,
+        kind: str,
+        origin: str,
+        *,
+        status: int | None,
+        body: bytes | None,
+        fetched_at: float,
+        expires_at: float,
+    ) -> None: ...

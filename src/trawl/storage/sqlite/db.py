@@ -112,6 +112,15 @@ CREATE TABLE IF NOT EXISTS robots (
     good_body BLOB,
     good_fetched_at REAL
 );
+CREATE TABLE IF NOT EXISTS origin_files (
+    kind TEXT NOT NULL,
+    origin TEXT NOT NULL,
+    status INTEGER,
+    body BLOB,
+    fetched_at REAL NOT NULL,
+    expires_at REAL NOT NULL,
+    PRIMARY KEY (kind, origin)
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS meta (
     key TEXT PRIMARY KEY,
     value TEXT NOT NULL

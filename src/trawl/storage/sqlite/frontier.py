@@ -11,7 +11,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
 from trawl.frontier.schedule import HostSchedule
-from trawl.models import AddResult, Lease, NewUrl, UrlRecord, UrlStatus
+from trawl.models import AddResult, HostInfo, Lease, NewUrl, UrlRecord, UrlStatus
 from trawl.storage.sqlite.db import Database
 
 _INT64 = 1 << 64
@@ -378,20 +378,20 @@ class SqliteFrontier:
         if h.name in self._schedule:
             self._schedule.schedule(h.name, h.next_at, h.priority)
 
-    def host_info(self, host: str) -> dict[str, object] | None:
+    def host_info(self, host: str) -> HostInfo | None:
         h = self._hosts.get(host)
         if h is None:
             return None
-        return {
-            "host": h.name,
-            "next_at": h.next_at,
-            "queued": h.queued,
-            "admitted": h.admitted,
-            "budget": h.budget,
-            "priority": h.priority,
-            "demoted_reason": h.demoted_reason,
-            "in_flight": self._schedule.is_busy(h.name),
-        }
+        return HostInfo(
+            host=h.name,
+            next_at=h.next_at,
+            queued=h.queued,
+            admitted=h.admitted,
+            budget=h.budget,
+            priority=h.priority,
+            demoted_reason=h.demoted_reason,
+            in_flight=self._schedule.is_busy(h.name),
+        )
 
     # -- reading ---------------------------------------------------------------------
 

@@ -204,3 +204,33 @@ class SqliteRobotsStore:
                 r.good_fetched_at,
             ),
         )
+
+
+class SqliteOriginFileStore:
+    """The OriginFileStore protocol: one row per (kind, origin)."""
+
+    def __init__(self, db: Database) -> None:
+        self._c = db.conn
+
+    def load(self, kind: str, origin: str) -> tuple[int | None, bytes | None, float] | None:
+        row = self._c.execute(
+            "SELECT status, body, expires_at FROM origin_files WHERE kind=? AND origin=?",
+            (kind, origin),
+        ).fetchone()
+        return None if row is None else (row[0], row[1], float(row[2]))
+
+    def save(
+        self,
+        kind: str,
+        origin: str,
+        *,
+        status: int | None,
+        body: bytes | None,
+        fetched_at: float,
+        expires_at: float,
+    ) -> None:
+        self._c.execute(
+            "INSERT OR REPLACE INTO origin_files(kind, origin, status, body, fetched_at, "
+            "expires_at) VALUES(?,?,?,?,?,?)",
+            (kind, origin, status, body, fetched_at, expires_at),
+        )

@@ -1,0 +1,46 @@
+"""Shared settings for crawling the test web in tests: fast, loopback only, small caps."""
+
+from __future__ import annotations
+
+import gzip
+import ipaddress
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from trawl.config import CrawlConfig, Timeouts
+from trawl.testing.testweb import TestWeb
+
+DELAY = 0.05
+
+
+def web_config(web: TestWeb, data: Path, seeds: list[str], **changes: Any) -> CrawlConfig:
+    """A crawl of ``web`` that opts in to loopback, as a user would, with short waits."""
+    base = CrawlConfig(
+        data_dir=data,
+        seeds=tuple(seeds),
+        delay=DELAY,
+        allow_networks=(ipaddress.ip_network("127.0.0.0/8"),),
+        resolve=web.resolve_map(),
+        parse_workers=0,
+        timeouts=Timeouts(connect=1.0, first_byte=1.0, total=2.0),
+        commit_interval=0.2,
+        max_depth=5,
+        max_per_host=150,
+        max_backoff_delay=1.0,
+        retry_base=0.2,
+        retry_max=1.0,
+        robots_retry_base=0.3,
+        robots_retry_max=1.0,
+        max_body_bytes=2 * 1024 * 1024,
+        fsync=False,
+    )
+    return base.with_changes(**changes)
+
+
+def text_records(data: Path) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for f in sorted((data / "text").glob("*.jsonl.gz")):
+        out += [orjson.loads(line) for line in gzip.decompress(f.read_bytes()).splitlines()]
+    return out
