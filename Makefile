@@ -38,7 +38,11 @@ test: setup lint typecheck
 demo: setup
 	$(BIN)/python -m trawl.demo
 
+# Debian packages the crawl benchmark needs (a fast static server for the local web).
+BENCH_PACKAGES ?= nginx libnginx-mod-http-echo
+
 bench: setup
+	@./scripts/system-deps.sh $(BENCH_PACKAGES)
 	$(BIN)/python -m bench
 
 bench-extract: setup
