@@ -303,7 +303,7 @@ class Crawl:
 
     async def _loop(self) -> str:
         c = self.config
-        backlog_cap = max(16, 8 * max(1, c.parse_workers))
+        backlog_cap = max(64, 32 * max(1, c.parse_workers))
         last_sweep = 0.0
         while True:
             if self._stopping:
