@@ -87,6 +87,11 @@ class CrawlConfig:
     follow_nofollow_links: bool = False
     # Training data: documents failing a threshold are not kept (none set by default).
     quality: QualityThresholds = field(default_factory=QualityThresholds)
+    # Revisits (a search index kept fresh): None crawls each page once. Otherwise a page
+    # comes back after ``recrawl`` seconds, sooner when it changed, later when not.
+    recrawl: float | None = None
+    recrawl_min: float = 3600.0
+    recrawl_max: float = 30 * 86400.0
     # Traps.
     max_url_length: int = 2048
     max_query_params: int = 12

@@ -39,6 +39,7 @@ from trawl.fetch.robots_cache import RobotsCache
 from trawl.fetch.stage import FetchPolicy, FetchStage, ParseTask
 from trawl.fetch.tdm_cache import TdmCache
 from trawl.frontier.admission import Admission, Candidate
+from trawl.frontier.revisit import Revisits
 from trawl.frontier.traps import ScopeFilter, TrapLimits
 from trawl.models import Lease, UrlStatus
 from trawl.parse.page import ParsedPage, ParseJob, ParseOptions, parse_page
@@ -195,6 +196,18 @@ class Crawl:
             delay=c.delay, max_crawl_delay=c.max_crawl_delay, max_backoff=c.max_backoff_delay
         )
         self.tdm = TdmCache(SqliteOriginFileStore(db))
+        self.revisits = (
+            None
+            if c.recrawl is None
+            else Revisits(
+                frontier=self.frontier,
+                clock=clock,
+                counters=self.counters,
+                initial=c.recrawl,
+                minimum=c.recrawl_min,
+                maximum=c.recrawl_max,
+            )
+        )
         self.robots = RobotsCache(
             SqliteRobotsStore(db), retry_base=c.robots_retry_base, retry_cap=c.robots_retry_max
         )
@@ -218,6 +231,7 @@ class Crawl:
                 tdmrep=c.honour_ai_opt_outs,
             ),
             tdm=self.tdm,
+            revisits=self.revisits,
         )
         self.parser = ParseStage(
             frontier=self.frontier,
@@ -232,6 +246,7 @@ class Crawl:
                 training=c.honour_ai_opt_outs, agents=c.robots_agents, quality=c.quality
             ),
             host_dups=HostDupTracker(),
+            revisits=self.revisits,
         )
         self.parse_options = ParseOptions(
             agents=c.robots_agents,

@@ -82,7 +82,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--keep", action="store_true", help="resume the crawl in --data if present")
     args = parser.parse_args(argv)
 
-    from trawl.cli._crawl import _run
+    from trawl.cli._crawl import _LateInterrupts, _run
     from trawl.crawl import Crawl
     from trawl.progress import ProgressReporter
 
@@ -109,7 +109,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         crawl = Crawl(config)
         reporter = ProgressReporter(sys.stdout)
         try:
-            summary = asyncio.run(_run(crawl, reporter, quiet=False))
+            summary = asyncio.run(_run(crawl, reporter, _LateInterrupts(), quiet=False))
         finally:
             crawl.close()
         reporter.finish(summary)

@@ -51,6 +51,7 @@ class Lease:
     hops: int = 0
     etag: str | None = None
     last_modified: str | None = None
+    revisit: float | None = None  # the revisit interval, for a page fetched before
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +71,7 @@ class UrlRecord:
     hops: int
     etag: str | None
     last_modified: str | None
+    revisit: float | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -246,3 +246,22 @@ def test_many_hosts_ready_are_all_served(backend: SqliteBackend) -> None:
         leases.append(lease)
     assert len({lease.host for lease in leases}) == 200
     assert f.hosts_ready(T0) == 0
+
+
+def test_revisit_brings_a_page_back_with_its_validators(backend: SqliteBackend) -> None:
+    f = backend.frontier()
+    f.add([url("a.example", "/news")], now=T0)
+    lease = f.take(T0)
+    assert lease is not None
+    assert lease.revisit is None
+    f.finish(lease, UrlStatus.FETCHED, host_ready_at=T0, etag='"e1"', last_modified="Mon")
+    f.set_status(lease.host, lease.fp, UrlStatus.PARSED)
+    f.revisit(lease.host, lease.fp, due=T0 + 3600, interval=3600)
+    assert f.counts()[UrlStatus.WAITING] == 1
+    assert f.wake_due(T0 + 3599) == 0
+    assert f.wake_due(T0 + 3600) == 1
+    again = f.take(T0 + 3600)
+    assert again is not None
+    assert again.url == lease.url
+    assert (again.etag, again.last_modified, again.revisit) == ('"e1"', "Mon", 3600)
+    assert again.attempts == 0

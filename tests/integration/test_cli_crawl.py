@@ -111,8 +111,11 @@ async def test_ctrl_c_stops_cleanly_and_the_crawl_resumes(tmp_path: Path) -> Non
         proc.send_signal(signal.SIGINT)
         await asyncio.sleep(0.05)
         proc.send_signal(signal.SIGINT)
-        await asyncio.wait_for(proc.communicate(), 30)
-        assert proc.returncode == 130
+        _out, errb = await asyncio.wait_for(proc.communicate(), 30)
+        # A fast stop can finish before the second signal lands; it then meets the
+        # interpreter's own exit, which dies of SIGINT (a shell shows 130 either way).
+        assert proc.returncode in (130, -signal.SIGINT), errb.decode()
+        assert "crawl interrupted" in errb.decode()
 
         resume = ["crawl", "--resume", str(data), *_net(web, tmp_path), "--delay", "0.02"]
         rc, _stdout, err2 = await trawl(*resume, "--quiet", limit=120)

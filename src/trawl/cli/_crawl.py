@@ -55,6 +55,13 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     )
     p.add_argument("--resolve", action="append", default=[], metavar="HOST=IP")
     p.add_argument("--resolve-file", type=Path, help="file of HOST=IP lines")
+    p.add_argument(
+        "--recrawl",
+        type=float,
+        metavar="SECONDS",
+        help="revisit pages after this long (adaptive; conditional requests); the crawl "
+        "then runs until stopped or --max-duration",
+    )
     p.add_argument("--strip-tracking", action="store_true", default=None)
     p.add_argument(
         "--quality-filter",
@@ -116,6 +123,7 @@ def _overrides(args: argparse.Namespace, data_dir: Path) -> dict[str, Any]:
         "strip_tracking": args.strip_tracking,
         "parse_workers": args.parse_workers,
         "quality": args.quality_filter,
+        "recrawl": args.recrawl,
     }
     if args.timeout is not None:
         out["timeouts"] = Timeouts(
@@ -158,15 +166,34 @@ def _crawl(args: argparse.Namespace) -> int:
         print(f"trawl crawl: {exc}", file=sys.stderr)
         return 2
     reporter = ProgressReporter(interval=args.progress_interval)
+    late = _LateInterrupts()
     try:
-        summary = asyncio.run(_run(crawl, reporter, quiet=args.quiet))
+        summary = asyncio.run(_run(crawl, reporter, late, quiet=args.quiet))
     finally:
+        # From the loop ending to the process exiting, Ctrl-C must not tear the
+        # close in half; it only marks the run as interrupted.
+        late.install()
         crawl.close()
     reporter.finish(summary)
-    return 130 if summary.stopped in ("interrupted", "aborted") else 0
+    interrupted = summary.stopped in ("interrupted", "aborted") or late.count > 0
+    return 130 if interrupted else 0
 
 
-async def _run(crawl: Any, reporter: Any, *, quiet: bool) -> Any:
+class _LateInterrupts:
+    """Counts SIGINT/SIGTERM that arrive while the crawl is closing."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def _on(self, signum: int, frame: object) -> None:
+        self.count += 1
+
+    def install(self) -> None:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(sig, self._on)
+
+
+async def _run(crawl: Any, reporter: Any, late: _LateInterrupts, *, quiet: bool) -> Any:
     loop = asyncio.get_running_loop()
     interrupts = 0
 
@@ -197,6 +224,7 @@ async def _run(crawl: Any, reporter: Any, *, quiet: bool) -> Any:
                 await reporting
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.remove_signal_handler(sig)
+        late.install()  # no gap in which a signal kills the process mid-close
 
 
 def _stats(args: argparse.Namespace) -> int:

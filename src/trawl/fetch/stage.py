@@ -26,6 +26,7 @@ from trawl.fetch.robots import FetchOutcome
 from trawl.fetch.robots_cache import RobotsCache, origin_of
 from trawl.fetch.tdm_cache import TdmCache
 from trawl.frontier.admission import Admission, Candidate, CounterSink
+from trawl.frontier.revisit import Revisits
 from trawl.models import Lease, UrlStatus
 from trawl.parse.tdm import MAX_BYTES as TDM_MAX_BYTES
 from trawl.parse.tdm import WELL_KNOWN_PATH
@@ -88,6 +89,7 @@ class FetchStage:
         policy: FetchPolicy,
         rng: random.Random | None = None,
         tdm: TdmCache | None = None,
+        revisits: Revisits | None = None,
     ) -> None:
         self._client = client
         self._robots = robots
@@ -102,6 +104,7 @@ class FetchStage:
         self._policy = policy
         self._rng = rng or random.Random()
         self._tdm = tdm if policy.tdmrep else None
+        self._revisits = revisits
         self.bytes_received = 0
 
     # -- the one entry point ---------------------------------------------------------
@@ -271,9 +274,17 @@ class FetchStage:
             self._redirect(lease, resp, ready)
             return None
         if status == 304:
+            self._count.add("fetch:not modified")
             self._frontier.finish(
-                lease, UrlStatus.PARSED, reason="not modified", host_ready_at=ready
+                lease,
+                UrlStatus.PARSED,
+                reason="not modified",
+                host_ready_at=ready,
+                etag=resp.header("etag") or lease.etag,
+                last_modified=resp.header("last-modified") or lease.last_modified,
             )
+            if self._revisits is not None:
+                self._revisits.schedule(lease.host, lease.fp, lease.revisit, changed=False)
             return None
         if not 200 <= status < 300:
             self._frontier.finish(
@@ -293,6 +304,7 @@ class FetchStage:
             "warc": [location.file, location.offset, location.length],
             "truncated": resp.truncated,
             "previous_hash": previous.content_hash if previous is not None else None,
+            "revisit": lease.revisit,
         }
         seq = self._queue.put(host, lease.fp, job)
         self._count.add("fetch:stored")

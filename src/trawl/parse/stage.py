@@ -23,6 +23,7 @@ from trawl.archive.textstore import TextStore
 from trawl.clock import Clock
 from trawl.dedup.hostdups import HostDupTracker, Outcome
 from trawl.frontier.admission import Admission, Candidate, CounterSink
+from trawl.frontier.revisit import Revisits
 from trawl.models import UrlStatus
 from trawl.parse.page import ParsedPage
 from trawl.parse.quality import QualityThresholds
@@ -73,6 +74,7 @@ class ParseStage:
         policy: KeepPolicy | None = None,
         near: NearDupCheck | None = None,
         host_dups: HostDupTracker | None = None,
+        revisits: Revisits | None = None,
     ) -> None:
         self._frontier = frontier
         self._admission = admission
@@ -85,6 +87,7 @@ class ParseStage:
         self._policy = policy or KeepPolicy()
         self._near = near
         self._host_dups = host_dups or HostDupTracker()
+        self._revisits = revisits
         self.documents = 0
 
     def apply(self, seq: int, job: dict[str, Any], page: ParsedPage) -> str:
@@ -93,6 +96,10 @@ class ParseStage:
         host, fp = job["host"], job["fp"]
         self._pages.set_fetch_outcome(host, fp, content_hash=page.content_hash, outcome=outcome)
         self._frontier.set_status(host, fp, UrlStatus.PARSED, reason=outcome)
+        if self._revisits is not None:
+            previous = job.get("previous_hash")
+            changed = None if job.get("revisit") is None else previous != page.content_hash
+            self._revisits.schedule(host, fp, job.get("revisit"), changed=changed)
         self._queue.ack(seq)
         self._count.add("parse:" + outcome.split(" ", 1)[0])
         if kind is not None:
@@ -118,6 +125,8 @@ class ParseStage:
         cluster = page.content_hash
         if page.content_hash is not None:
             first = self._pages.find(page.content_hash)
+            if first is not None and first.url == job["url"]:
+                return "unchanged", None, page.content_hash
             if first is not None:
                 self._pages.count_duplicate(page.content_hash)
                 return f"duplicate of {first.url}", Outcome.DUPLICATE, page.content_hash

@@ -62,6 +62,10 @@ class Frontier(Protocol):
         """Record a later stage's outcome (parsed, skipped as duplicate, ...)."""
         ...
 
+    def revisit(self, host: str, fp: int, *, due: float, interval: float) -> None:
+        """A finished page waits until ``due``, then is queued to be fetched again."""
+        ...
+
     def wake_due(self, now: float) -> int:
         """Queue again the waiting URLs whose back-off is over; returns how many."""
         ...

@@ -44,6 +44,7 @@ CREATE TABLE IF NOT EXISTS urls (
     hops INTEGER NOT NULL DEFAULT 0,
     etag TEXT,
     last_modified TEXT,
+    revisit REAL,
     PRIMARY KEY (host_id, fp)
 ) WITHOUT ROWID;
 -- Per-host queues: only queued URLs are in this index, ordered by priority.

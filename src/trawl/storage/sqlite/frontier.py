@@ -224,8 +224,8 @@ class SqliteFrontier:
                 return None
             host = self._hosts[name]
             row = c.execute(
-                "SELECT fp, url, depth, priority, attempts, via, hops, etag, last_modified "
-                "FROM urls WHERE host_id=? AND status=0 ORDER BY priority LIMIT 1",
+                "SELECT fp, url, depth, priority, attempts, via, hops, etag, last_modified, "
+                "revisit FROM urls WHERE host_id=? AND status=0 ORDER BY priority LIMIT 1",
                 (host.id,),
             ).fetchone()
             if row is None:  # counters said otherwise; trust the rows
@@ -233,7 +233,7 @@ class SqliteFrontier:
                 self._dirty.add(host.id)
                 self._schedule.release(name, host.next_at, has_work=False)
                 continue
-            fp, url, depth, priority, attempts, via, hops, etag, last_modified = row
+            fp, url, depth, priority, attempts, via, hops, etag, last_modified, revisit = row
             expires = now + self._lease
             c.execute(
                 "UPDATE urls SET status=1, due=? WHERE host_id=? AND fp=?", (expires, host.id, fp)
@@ -253,6 +253,7 @@ class SqliteFrontier:
                 hops=hops,
                 etag=etag,
                 last_modified=last_modified,
+                revisit=revisit,
             )
 
     def _release(self, name: str, ready_at: float) -> None:
@@ -323,6 +324,27 @@ class SqliteFrontier:
             (int(status), reason, h.id, fp),
         )
         self._move(UrlStatus(row[0]), status)
+
+    def revisit(self, host: str, fp: int, *, due: float, interval: float) -> None:
+        """A finished page comes back at ``due`` to be fetched again (conditionally)."""
+        h = self._hosts.get(host)
+        if h is None:
+            return
+        row = self._c.execute(
+            "SELECT status FROM urls WHERE host_id=? AND fp=?", (h.id, fp)
+        ).fetchone()
+        if row is None or UrlStatus(row[0]) in (
+            UrlStatus.QUEUED,
+            UrlStatus.IN_FLIGHT,
+            UrlStatus.WAITING,
+        ):
+            return
+        self._c.execute(
+            "UPDATE urls SET status=6, due=?, revisit=?, attempts=0, reason='revisit' "
+            "WHERE host_id=? AND fp=?",
+            (due, interval, h.id, fp),
+        )
+        self._move(UrlStatus(row[0]), UrlStatus.WAITING)
 
     # -- time-driven returns -------------------------------------------------------
 
@@ -404,12 +426,12 @@ class SqliteFrontier:
             return None
         row = self._c.execute(
             "SELECT fp, url, depth, priority, status, due, attempts, reason, via, hops, etag, "
-            "last_modified FROM urls WHERE host_id=? AND fp=?",
+            "last_modified, revisit FROM urls WHERE host_id=? AND fp=?",
             (h.id, fp),
         ).fetchone()
         if row is None:
             return None
-        fp_, url, depth, priority, status, due, attempts, reason, via, hops, etag, lm = row
+        fp_, url, depth, priority, status, due, attempts, reason, via, hops, etag, lm, rv = row
         return UrlRecord(
             fp=fp_,
             url=url,
@@ -424,6 +446,7 @@ class SqliteFrontier:
             hops=hops,
             etag=etag,
             last_modified=lm,
+            revisit=rv,
         )
 
     def counts(self) -> dict[UrlStatus, int]:
