@@ -3,8 +3,8 @@ PY ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
-# Debian packages: none needed yet beyond Python itself.
-SYSTEM_PACKAGES ?=
+# Debian packages: headless Chromium for the browser tests of the web pages.
+SYSTEM_PACKAGES ?= chromium
 
 .PHONY: all setup system-deps test lint typecheck unit demo bench bench-extract clean
 

@@ -1,0 +1,26 @@
+"""The seam between `trawl serve`'s app and the route groups it mounts."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Protocol
+
+from aiohttp import web
+
+
+class RouteSet(Protocol):
+    """A group of routes with its part of the OpenAPI document.
+
+    The app factory calls ``register`` once, merges ``openapi_paths`` into the
+    document's ``paths`` and ``openapi_schemas`` into ``components.schemas``.
+    ``startup``/``cleanup`` run with the app's own lifecycle.
+    """
+
+    openapi_paths: Mapping[str, Any]
+    openapi_schemas: Mapping[str, Any]
+
+    def register(self, app: web.Application) -> None: ...
+
+    async def startup(self, app: web.Application) -> None: ...
+
+    async def cleanup(self, app: web.Application) -> None: ...
