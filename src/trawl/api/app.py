@@ -1,0 +1,195 @@
+"""The ``trawl serve`` application: route sets, one OpenAPI document, JSON errors.
+
+``create_app`` mounts a list of :class:`~trawl.api._routes.RouteSet` (by default the
+search API and page), merges their OpenAPI fragments into one OpenAPI 3.1 document at
+``GET /api/v1/openapi.json``, turns every error under ``/api/`` into JSON (an
+unexpected exception is logged and answered with a 500 carrying no traceback), and
+sets strict security headers on every response: the pages load nothing but their own
+assets, which the app serves from the package (``/static/``).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import orjson
+from aiohttp import web
+
+from trawl.api._routes import RouteSet
+
+log = logging.getLogger("trawl.api")
+
+API_PREFIX = "/api/"
+OPENAPI_PATH = "/api/v1/openapi.json"
+DATA_DIR = web.AppKey("trawl.data_dir", Path)
+OPENAPI = web.AppKey("trawl.openapi", dict)
+
+SECURITY_HEADERS = {
+    "Content-Security-Policy": (
+        "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; "
+        "object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+    ),
+    "X-Content-Type-Options": "nosniff",
+    "X-Frame-Options": "DENY",
+    "Referrer-Policy": "no-referrer",
+    "Cross-Origin-Opener-Policy": "same-origin",
+    "Cross-Origin-Resource-Policy": "same-origin",
+}
+
+ERROR_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "required": ["error"],
+    "properties": {
+        "error": {"type": "string", "description": "what went wrong, for people"},
+        "fields": {
+            "type": "object",
+            "description": "one message per invalid parameter",
+            "additionalProperties": {"type": "string"},
+        },
+    },
+}
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+def json_response(body: Any, *, status: int = 200) -> web.Response:
+    """A JSON response encoded with orjson (fast, and never NaN or raw bytes)."""
+    return web.Response(
+        body=orjson.dumps(body), status=status, content_type="application/json", charset="utf-8"
+    )
+
+
+def json_error(status: int, message: str, fields: Mapping[str, str] | None = None) -> web.Response:
+    body: dict[str, Any] = {"error": message}
+    if fields:
+        body["fields"] = dict(fields)
+    return json_response(body, status=status)
+
+
+def default_route_sets(data_dir: Path) -> list[RouteSet]:
+    """The route sets ``trawl serve`` mounts (each group adds its own line here)."""
+    from trawl.api.search import SearchRoutes
+
+    return [SearchRoutes(data_dir)]
+
+
+def create_app(
+    data_dir: Path,
+    *,
+    route_sets: Sequence[RouteSet] | None = None,
+    title: str = "trawl",
+    version: str | None = None,
+) -> web.Application:
+    """The aiohttp application over the crawl in ``data_dir``."""
+    sets = list(route_sets) if route_sets is not None else default_route_sets(data_dir)
+    app = web.Application(middlewares=[_error_middleware], client_max_size=1024**2)
+    app[DATA_DIR] = data_dir
+    app[OPENAPI] = build_openapi(sets, title=title, version=version or _version())
+    app.router.add_get(OPENAPI_PATH, _openapi)
+    for route_set in sets:
+        route_set.register(app)
+    static = resources.files("trawl.web") / "static"
+    if static.is_dir():
+        app.router.add_static("/static/", Path(str(static)), name="static")
+    for route_set in sets:
+        app.on_startup.append(route_set.startup)
+        app.on_cleanup.append(route_set.cleanup)
+    app.on_response_prepare.append(_security_headers)
+    return app
+
+
+def build_openapi(sets: Sequence[RouteSet], *, title: str, version: str) -> dict[str, Any]:
+    """One OpenAPI 3.1 document from the fragments of ``sets``.
+
+    A route set may also carry ``openapi_security_schemes`` (a mapping), merged into
+    ``components.securitySchemes``; the same path or schema twice is a programming error.
+    """
+    paths: dict[str, Any] = {
+        OPENAPI_PATH: {
+            "get": {
+                "operationId": "openapi",
+                "summary": "This OpenAPI document",
+                "tags": ["meta"],
+                "responses": {"200": {"description": "the OpenAPI 3.1 document"}},
+            }
+        }
+    }
+    schemas: dict[str, Any] = {"Error": ERROR_SCHEMA}
+    security: dict[str, Any] = {}
+    for route_set in sets:
+        _merge(paths, route_set.openapi_paths, "path")
+        _merge(schemas, route_set.openapi_schemas, "schema")
+        _merge(security, getattr(route_set, "openapi_security_schemes", {}), "security scheme")
+    components: dict[str, Any] = {"schemas": schemas}
+    if security:
+        components["securitySchemes"] = security
+    return {
+        "openapi": "3.1.0",
+        "info": {
+            "title": f"{title} API",
+            "version": version,
+            "description": "Search what trawl stored, and (with a token) control its crawls.",
+        },
+        "servers": [{"url": "/", "description": "this server"}],
+        "paths": paths,
+        "components": components,
+    }
+
+
+def _merge(into: dict[str, Any], fragment: Mapping[str, Any], what: str) -> None:
+    for key, value in fragment.items():
+        if key in into and into[key] != value:
+            raise ValueError(f"two route sets define the OpenAPI {what} {key!r}")
+        into[key] = value
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as dist_version
+
+    try:
+        return dist_version("trawl")
+    except PackageNotFoundError:
+        return "0"
+
+
+async def _openapi(request: web.Request) -> web.Response:
+    return json_response(request.app[OPENAPI])
+
+
+_REASONS = {404: "no such endpoint", 405: "method not allowed on this endpoint"}
+
+
+@web.middleware
+async def _error_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
+    try:
+        return await handler(request)
+    except web.HTTPException as exc:
+        if not request.path.startswith(API_PREFIX) or exc.status < 400:
+            raise
+        if exc.content_type == "application/json":
+            raise
+        message = _REASONS.get(exc.status) or exc.reason
+        response = json_error(exc.status, message)
+        for name in ("Allow", "Retry-After", "WWW-Authenticate"):
+            if name in exc.headers:
+                response.headers[name] = exc.headers[name]
+        return response
+    except (ConnectionResetError, TimeoutError):
+        raise
+    except Exception:
+        log.exception("unexpected error on %s %s", request.method, request.path)
+        if request.path.startswith(API_PREFIX):
+            return json_error(500, "internal error (logged on the server)")
+        return web.Response(
+            status=500, text="Internal error (logged on the server).", content_type="text/plain"
+        )
+
+
+async def _security_headers(request: web.Request, response: web.StreamResponse) -> None:
+    for name, value in SECURITY_HEADERS.items():
+        response.headers.setdefault(name, value)

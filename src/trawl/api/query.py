@@ -1,0 +1,80 @@
+"""Search parameters from a query string: checked, with one message per bad field.
+
+A query is at most ``MAX_QUERY_CHARS`` characters; tabs and line breaks count as
+spaces; other control characters (NUL, C0, DEL, C1) are refused rather than guessed
+at. ``page`` and ``size`` are whole numbers within their bounds.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+MAX_QUERY_CHARS = 1000
+MAX_PAGE = 1000
+MAX_SIZE = 100
+DEFAULT_SIZE = 10
+
+_SPACE_CONTROLS = re.compile(r"[\t\n\r\f\v]+")
+_CONTROLS = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+_INT = re.compile(r"[0-9]{1,9}")
+
+
+@dataclass(frozen=True, slots=True)
+class SearchParams:
+    query: str
+    page: int = 1
+    size: int = DEFAULT_SIZE
+
+
+class ParamError(ValueError):
+    """One message per invalid parameter, and a summary."""
+
+    def __init__(self, fields: Mapping[str, str]) -> None:
+        self.fields = dict(fields)
+        self.message = "; ".join(f"{name}: {msg}" for name, msg in self.fields.items())
+        super().__init__(self.message)
+
+
+def check_query(raw: str | None) -> tuple[str, str | None]:
+    """The cleaned query and an error message (or None)."""
+    if raw is None:
+        return "", "required: pass ?query=words"
+    query = _SPACE_CONTROLS.sub(" ", raw).strip()
+    if _CONTROLS.search(query):
+        return query, "contains control characters"
+    if "\ufffd" in query or any(0xD800 <= ord(c) <= 0xDFFF for c in query):
+        return query, "is not valid UTF-8 text"
+    if len(query) > MAX_QUERY_CHARS:
+        return query, f"is {len(query):,} characters long; the limit is {MAX_QUERY_CHARS:,}"
+    if not query:
+        return query, "is empty: type some words"
+    return query, None
+
+
+def _int(raw: str | None, name: str, default: int, high: int, errors: dict[str, str]) -> int:
+    if raw is None or raw == "":
+        return default
+    text = raw.strip()
+    if not _INT.fullmatch(text):
+        errors[name] = f"must be a whole number from 1 to {high}"
+        return default
+    value = int(text)
+    if not 1 <= value <= high:
+        errors[name] = f"must be from 1 to {high} (got {value})"
+        return default
+    return value
+
+
+def parse_params(query: Mapping[str, str]) -> SearchParams:
+    """``SearchParams`` from a request's query mapping, or ``ParamError``."""
+    errors: dict[str, str] = {}
+    text, problem = check_query(query.get("query"))
+    if problem is not None:
+        errors["query"] = problem
+    page = _int(query.get("page"), "page", 1, MAX_PAGE, errors)
+    size = _int(query.get("size"), "size", DEFAULT_SIZE, MAX_SIZE, errors)
+    if errors:
+        raise ParamError(errors)
+    return SearchParams(text, page, size)

@@ -1,0 +1,156 @@
+"""The search route set: ``GET /api/v1/search`` and the search page at ``/``.
+
+The searcher over ``<data>/index/`` opens at startup, or on the first request once a
+crawl has written the index; until then search answers 503 with a clear message.
+Queries run inline on the event loop: a search is a few milliseconds (the searcher
+caches repeated queries), cheaper than a hop to a thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from aiohttp import web
+
+from trawl.api.app import json_error, json_response
+from trawl.api.query import MAX_PAGE, MAX_SIZE, ParamError, SearchParams, parse_params
+from trawl.api.search_openapi import SEARCH_PATHS, SEARCH_SCHEMAS
+from trawl.api.searching import Searcher, SearcherFactory, default_factory, hit_json
+
+log = logging.getLogger("trawl.api.search")
+
+__all__ = ["MAX_PAGE", "MAX_SIZE", "NoIndexError", "SearchRoutes"]
+
+
+class NoIndexError(Exception):
+    """There is no search index to open (yet)."""
+
+
+class SearchRoutes:
+    """The read-only search API and page over the index in ``<data_dir>/index``."""
+
+    openapi_paths: Mapping[str, Any] = SEARCH_PATHS
+    openapi_schemas: Mapping[str, Any] = SEARCH_SCHEMAS
+
+    def __init__(
+        self,
+        data_dir: Path,
+        *,
+        searcher_factory: SearcherFactory | None = None,
+        query_errors: tuple[type[Exception], ...] | None = None,
+        cache_size: int = 1024,
+        reload_interval: float = 5.0,
+        page: bool = True,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.data_dir = data_dir
+        self.index_dir = data_dir / "index"
+        factory, errors = default_factory(cache_size)
+        self._factory = searcher_factory or factory
+        self.query_errors = query_errors if query_errors is not None else errors
+        self._reload_interval = reload_interval
+        self._page = page
+        self._clock = clock
+        self._searcher: Searcher | None = None
+        self._last_try = float("-inf")
+        self._reloader: asyncio.Task[None] | None = None
+
+    # RouteSet ---------------------------------------------------------------------
+
+    def register(self, app: web.Application) -> None:
+        app.router.add_get("/api/v1/search", self.api_search, allow_head=False)
+        if self._page:
+            from trawl.web.search_page import SearchPage
+
+            SearchPage(self).register(app)
+
+    async def startup(self, app: web.Application) -> None:
+        with contextlib.suppress(NoIndexError):
+            self.searcher()
+        if self._reload_interval > 0:
+            self._reloader = asyncio.create_task(self._reload_loop())
+
+    async def cleanup(self, app: web.Application) -> None:
+        if self._reloader is not None:
+            self._reloader.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._reloader
+        if self._searcher is not None:
+            self._searcher.close()
+            self._searcher = None
+
+    # the searcher -----------------------------------------------------------------
+
+    def searcher(self) -> Searcher:
+        """The open searcher, opening the index if it has appeared; else NoIndexError."""
+        if self._searcher is not None:
+            return self._searcher
+        now = self._clock()
+        if now - self._last_try < 1.0:
+            raise NoIndexError(self.no_index_message())
+        self._last_try = now
+        if not self.index_dir.is_dir():
+            raise NoIndexError(self.no_index_message())
+        try:
+            self._searcher = self._factory(self.index_dir)
+        except Exception as exc:
+            log.warning("cannot open the search index in %s: %s", self.index_dir, exc)
+            raise NoIndexError(
+                f"the search index in {self.index_dir} cannot be opened yet"
+            ) from exc
+        return self._searcher
+
+    def no_index_message(self) -> str:
+        return (
+            f"no search index in {self.index_dir} yet: crawl into {self.data_dir} first "
+            f"(trawl crawl --data {self.data_dir} SEED ...)"
+        )
+
+    async def _reload_loop(self) -> None:
+        while True:
+            await asyncio.sleep(self._reload_interval)
+            if self._searcher is None:
+                continue
+            try:
+                self._searcher.reload()
+            except Exception:
+                log.exception("reloading the search index failed")
+
+    # the API ----------------------------------------------------------------------
+
+    async def api_search(self, request: web.Request) -> web.Response:
+        try:
+            params = parse_params(request.query)
+        except ParamError as exc:
+            return json_error(400, exc.message, exc.fields)
+        try:
+            searcher = self.searcher()
+        except NoIndexError as exc:
+            response = json_error(503, str(exc))
+            response.headers["Retry-After"] = "5"
+            return response
+        try:
+            results = searcher.search(params.query, page=params.page, size=params.size)
+        except self.query_errors as exc:
+            return json_error(400, f"bad query: {exc}", {"query": str(exc)})
+        body: dict[str, Any] = {
+            "query": results.query,
+            "results": [hit_json(hit) for hit in results.results],
+            "total": results.total,
+            "took_ms": round(float(results.took_ms), 3),
+            "page": results.page,
+            "size": results.size,
+        }
+        if results.corrected:
+            body["corrected"] = results.corrected
+        return json_response(body)
+
+    def run(self, params: SearchParams) -> Any:
+        """The searcher's answer for the page (raises NoIndexError or a query error)."""
+        return self.searcher().search(params.query, page=params.page, size=params.size)

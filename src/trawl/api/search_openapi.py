@@ -1,0 +1,105 @@
+"""The OpenAPI fragment of the search route set (merged by ``trawl.api.app``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from trawl.api.query import DEFAULT_SIZE, MAX_PAGE, MAX_QUERY_CHARS, MAX_SIZE
+
+_ERROR = {"$ref": "#/components/schemas/Error"}
+
+
+def _error(description: str) -> dict[str, Any]:
+    return {"description": description, "content": {"application/json": {"schema": _ERROR}}}
+
+
+SEARCH_PATHS: dict[str, Any] = {
+    "/api/v1/search": {
+        "get": {
+            "operationId": "search",
+            "summary": "Search the stored pages",
+            "description": (
+                'Words and phrases (`"..."`), AND/OR/NOT, typo tolerance and stemming; '
+                "ranked by relevance. Snippets are HTML-safe, with `<mark>` around the "
+                "words that matched. Read-only; no token needed."
+            ),
+            "tags": ["search"],
+            "parameters": [
+                {
+                    "name": "query",
+                    "in": "query",
+                    "required": True,
+                    "description": f"the query, 1 to {MAX_QUERY_CHARS} characters",
+                    "schema": {"type": "string", "minLength": 1, "maxLength": MAX_QUERY_CHARS},
+                },
+                {
+                    "name": "page",
+                    "in": "query",
+                    "required": False,
+                    "description": "1-based page of results",
+                    "schema": {"type": "integer", "minimum": 1, "maximum": MAX_PAGE, "default": 1},
+                },
+                {
+                    "name": "size",
+                    "in": "query",
+                    "required": False,
+                    "description": "results per page",
+                    "schema": {
+                        "type": "integer",
+                        "minimum": 1,
+                        "maximum": MAX_SIZE,
+                        "default": DEFAULT_SIZE,
+                    },
+                },
+            ],
+            "responses": {
+                "200": {
+                    "description": "one page of results",
+                    "content": {
+                        "application/json": {
+                            "schema": {"$ref": "#/components/schemas/SearchResults"}
+                        }
+                    },
+                },
+                "400": _error("a bad query or parameter; `fields` says which and why"),
+                "503": _error("there is no search index yet (crawl first)"),
+            },
+        }
+    }
+}
+
+SEARCH_SCHEMAS: dict[str, Any] = {
+    "SearchHit": {
+        "type": "object",
+        "required": ["title", "snippet", "link", "host", "fetched_at"],
+        "properties": {
+            "title": {"type": "string"},
+            "snippet": {
+                "type": "string",
+                "description": "HTML-safe text with <mark> around matched words",
+            },
+            "link": {"type": "string", "format": "uri"},
+            "host": {"type": "string"},
+            "fetched_at": {
+                "type": ["string", "null"],
+                "description": "when the page was fetched (ISO 8601, UTC)",
+            },
+        },
+    },
+    "SearchResults": {
+        "type": "object",
+        "required": ["query", "results", "total", "took_ms", "page", "size"],
+        "properties": {
+            "query": {"type": "string", "description": "the query as searched"},
+            "results": {"type": "array", "items": {"$ref": "#/components/schemas/SearchHit"}},
+            "total": {"type": "integer", "minimum": 0, "description": "matching pages"},
+            "took_ms": {"type": "number", "minimum": 0},
+            "page": {"type": "integer", "minimum": 1},
+            "size": {"type": "integer", "minimum": 1},
+            "corrected": {
+                "type": "string",
+                "description": "the spelling searched instead, when the query had typos",
+            },
+        },
+    },
+}

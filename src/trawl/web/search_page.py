@@ -1,0 +1,192 @@
+"""The search page at ``/``: server-rendered HTML that needs no JavaScript.
+
+A GET form, the results (title link, host, highlighted snippet), "About N results
+(X ms)", the spelling searched instead of a typo, paging links, and a clear message
+for a bad query. Every piece of user or page text is escaped; snippets keep only the
+``<mark>`` tags the index puts around matched words.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from importlib import resources
+from string import Template
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlencode, urlsplit
+
+from aiohttp import web
+
+from trawl.api.query import DEFAULT_SIZE, MAX_PAGE, MAX_QUERY_CHARS, ParamError, parse_params
+
+if TYPE_CHECKING:
+    from trawl.api.search import SearchRoutes
+    from trawl.api.searching import HitLike, ResultsLike
+
+_MARK = re.compile(r"(</?mark>)")
+_ENTITY = re.compile(r"&(#[0-9]{1,7}|#x[0-9a-fA-F]{1,6}|[a-zA-Z][a-zA-Z0-9]{1,31});")
+
+
+def _template() -> Template:
+    text = (resources.files("trawl.web") / "templates" / "search.html").read_text("utf-8")
+    return Template(text)
+
+
+def safe_snippet(snippet: str) -> str:
+    """``snippet`` with nothing but text, entities and ``<mark>``/``</mark>`` left."""
+    out: list[str] = []
+    depth = 0
+    for part in _MARK.split(snippet):
+        if part == "<mark>":
+            if depth == 0:
+                out.append(part)
+            depth += 1
+        elif part == "</mark>":
+            if depth == 1:
+                out.append(part)
+            depth = max(0, depth - 1)
+        else:
+            kept = _ENTITY.split(part)
+            for i, piece in enumerate(kept):
+                # split() puts each entity body at the odd positions
+                out.append(f"&{piece};" if i % 2 else html.escape(piece, quote=True))
+    if depth:
+        out.append("</mark>")
+    return "".join(out)
+
+
+def _href(query: str, page: int = 1, size: int = DEFAULT_SIZE, **extra: str) -> str:
+    params: dict[str, str] = {"query": query}
+    if page > 1:
+        params["page"] = str(page)
+    if size != DEFAULT_SIZE:
+        params["size"] = str(size)
+    params.update(extra)
+    return html.escape("/?" + urlencode(params), quote=True)
+
+
+def _link(url: str) -> str | None:
+    try:
+        scheme = urlsplit(url).scheme.lower()
+    except ValueError:
+        return None
+    return url if scheme in ("http", "https") else None
+
+
+def _hit(hit: HitLike) -> str:
+    e = html.escape
+    link = _link(hit.link)
+    title = e(hit.title or hit.link)
+    heading = f'<a href="{e(link)}">{title}</a>' if link else title
+    return (
+        '<li class="hit">'
+        f'<div class="hit-url"><span class="hit-host">{e(hit.host)}</span>'
+        f'<span class="hit-link">{e(hit.link)}</span></div>'
+        f'<h2 class="hit-title">{heading}</h2>'
+        f'<p class="hit-snippet">{safe_snippet(hit.snippet)}</p>'
+        "</li>"
+    )
+
+
+def _pager(results: ResultsLike) -> str:
+    size = max(1, results.size)
+    last = min(MAX_PAGE, max(1, -(-results.total // size)))
+    page = results.page
+    if last <= 1:
+        return ""
+    items: list[str] = []
+    if page > 1:
+        items.append(f'<a rel="prev" href="{_href(results.query, page - 1, size)}">Previous</a>')
+    first = max(1, min(page - 4, last - 9))
+    for n in range(first, min(last, first + 9) + 1):
+        if n == page:
+            items.append(f'<span class="current" aria-current="page">{n}</span>')
+        else:
+            items.append(f'<a href="{_href(results.query, n, size)}">{n}</a>')
+    if page < last:
+        items.append(f'<a rel="next" href="{_href(results.query, page + 1, size)}">Next</a>')
+    return f'<nav class="pager" aria-label="Result pages">{"".join(items)}</nav>'
+
+
+def _count(total: int, took_ms: float, page: int) -> str:
+    noun = "result" if total == 1 else "results"
+    where = f"Page {page} of about" if page > 1 else "About"
+    return f'<p class="stats">{where} {total:,} {noun} ({took_ms:.1f} ms)</p>'
+
+
+def render_results(results: ResultsLike, original: str) -> str:
+    e = html.escape
+    parts = [_count(results.total, float(results.took_ms), results.page)]
+    if results.corrected and results.corrected != original:
+        parts.append(
+            '<p class="corrected">Showing results for '
+            f'<a href="{_href(results.corrected)}"><b>{e(results.corrected)}</b></a>. '
+            f'Search instead for <a href="{_href(original)}">{e(original)}</a>?</p>'
+        )
+    if not results.results:
+        parts.append(
+            f'<div class="notice"><p>No pages match <b>{e(original)}</b>.</p>'
+            "<p>Try other or fewer words, or drop quotes and operators.</p></div>"
+        )
+    else:
+        items = "".join(_hit(hit) for hit in results.results)
+        parts.append(
+            f'<ol class="hits" start="{(results.page - 1) * results.size + 1}">{items}</ol>'
+        )
+    parts.append(_pager(results))
+    return "\n".join(parts)
+
+
+def _notice(kind: str, heading: str, text: str) -> str:
+    e = html.escape
+    return f'<div class="notice {kind}" role="alert"><h2>{e(heading)}</h2><p>{e(text)}</p></div>'
+
+
+class SearchPage:
+    """Renders ``/`` with the searcher of a :class:`SearchRoutes`."""
+
+    def __init__(self, routes: SearchRoutes) -> None:
+        self._routes = routes
+        self._template = _template()
+
+    def register(self, app: web.Application) -> None:
+        app.router.add_get("/", self.page)
+
+    def _page(
+        self, query: str, content: str, *, status: int = 200, home: bool = False
+    ) -> web.Response:
+        title = f"{query} - trawl search" if query else "trawl search"
+        body = self._template.substitute(
+            title=html.escape(title),
+            body_class="home" if home else "serp",
+            query=html.escape(query, quote=True),
+            api_query=html.escape(urlencode({"q": query})[2:], quote=True),
+            max_chars=str(MAX_QUERY_CHARS),
+            autofocus="autofocus" if home else "",
+            content=content,
+        )
+        return web.Response(text=body, status=status, content_type="text/html", charset="utf-8")
+
+    async def page(self, request: web.Request) -> web.Response:
+        from trawl.api.search import NoIndexError
+
+        raw = request.query.get("query", "")
+        shown = raw[:MAX_QUERY_CHARS]
+        if not raw.strip() and "page" not in request.query and "size" not in request.query:
+            hint = '<p class="hint">Words, "exact phrases", AND, OR, NOT. Typos are forgiven.</p>'
+            return self._page("", hint, home=True)
+        try:
+            params = parse_params(request.query)
+        except ParamError as exc:
+            problems = "; ".join(f"{k} {v}" for k, v in exc.fields.items())
+            return self._page(shown, _notice("bad", "That search cannot run", problems), status=400)
+        try:
+            results: Any = self._routes.run(params)
+        except NoIndexError as exc:
+            return self._page(params.query, _notice("wait", "No index yet", str(exc)), status=503)
+        except self._routes.query_errors as exc:
+            text = f"{exc}. Check quotes and operators (AND, OR, NOT need words on both sides)."
+            return self._page(
+                params.query, _notice("bad", "That query cannot be read", text), status=400
+            )
+        return self._page(params.query, render_results(results, params.query))
