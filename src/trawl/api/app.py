@@ -53,6 +53,11 @@ ERROR_SCHEMA: dict[str, Any] = {
     },
 }
 
+# Passed to the server (AppRunner / TestServer): a request line long enough for a
+# 10,000-character query (percent-encoded), so it is refused by the app with a clear
+# JSON message instead of by the HTTP parser.
+SERVER_LIMITS: dict[str, Any] = {"max_line_size": 128 * 1024, "max_field_size": 16 * 1024}
+
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 

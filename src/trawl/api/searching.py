@@ -10,21 +10,33 @@ from typing import Any, Protocol
 
 
 class HitLike(Protocol):
-    title: str
-    snippet: str
-    link: str
-    host: str
-    fetched_at: Any
+    @property
+    def title(self) -> str: ...
+    @property
+    def snippet(self) -> str: ...
+    @property
+    def link(self) -> str: ...
+    @property
+    def host(self) -> str: ...
+    @property
+    def fetched_at(self) -> Any: ...
 
 
 class ResultsLike(Protocol):
-    query: str
-    results: Sequence[HitLike]
-    total: int
-    took_ms: float
-    corrected: str | None
-    page: int
-    size: int
+    @property
+    def query(self) -> str: ...
+    @property
+    def results(self) -> Sequence[HitLike]: ...
+    @property
+    def total(self) -> int: ...
+    @property
+    def took_ms(self) -> float: ...
+    @property
+    def corrected(self) -> str | None: ...
+    @property
+    def page(self) -> int: ...
+    @property
+    def size(self) -> int: ...
 
 
 class Searcher(Protocol):

@@ -10,6 +10,8 @@ from collections.abc import Callable
 
 from aiohttp import web
 
+from trawl.api.app import SERVER_LIMITS
+
 
 def address_url(host: str, port: int) -> str:
     shown = f"[{host}]" if ":" in host else host
@@ -37,7 +39,9 @@ async def serve(
         with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
             loop.add_signal_handler(sig, stop.set)
             installed.append(sig)
-    runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=5.0)
+    runner = web.AppRunner(
+        app, access_log=None, handle_signals=False, shutdown_timeout=5.0, **SERVER_LIMITS
+    )
     await runner.setup()
     try:
         family = socket.AF_INET6 if ":" in host else socket.AF_INET
