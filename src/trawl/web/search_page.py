@@ -160,7 +160,11 @@ class SearchPage:
             title=html.escape(title),
             body_class="home" if home else "serp",
             query=html.escape(query, quote=True),
-            api_query=html.escape(urlencode({"q": query})[2:], quote=True),
+            api_link=(
+                f'<a href="/api/v1/search?{html.escape(urlencode({"query": query}))}">JSON</a>'
+                if query
+                else ""
+            ),
             max_chars=str(MAX_QUERY_CHARS),
             autofocus="autofocus" if home else "",
             content=content,

@@ -1,0 +1,49 @@
+"""Property-based requests from the OpenAPI document of the search endpoints.
+
+schemathesis generates valid and invalid ``query``/``page``/``size`` values from the
+document the app serves; every answer must be no 5xx (503 aside: no index) and must
+conform to the document (status, content type, body schema).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import schemathesis
+from hypothesis import HealthCheck, settings
+from schemathesis.specs.openapi.checks import positive_data_acceptance
+
+from tests.api.fakes import FakeQueryError, FakeSearcher
+from tests.api.threadserve import serve_in_thread
+from trawl.api.app import build_openapi, create_app
+from trawl.api.search import SearchRoutes
+
+
+def _routes(data: Path) -> SearchRoutes:
+    searcher = FakeSearcher()
+    return SearchRoutes(data, searcher_factory=lambda _d: searcher, query_errors=(FakeQueryError,))
+
+
+schema = schemathesis.openapi.from_dict(
+    build_openapi([_routes(Path("unused"))], title="trawl", version="test")
+)
+
+
+@pytest.fixture(scope="module")
+def base_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    data = tmp_path_factory.mktemp("schemathesis")
+    (data / "index").mkdir()
+    yield from serve_in_thread(lambda: create_app(data, route_sets=[_routes(data)]))
+
+
+@schema.include(path_regex="^/api/v1/").parametrize()
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+def test_api_conforms_to_its_openapi_document(case: schemathesis.Case[Any], base_url: str) -> None:
+    # A string the schema allows can still be a malformed query (a lone quote or
+    # operator, only spaces or control characters): a documented 400, not a failure.
+    case.call_and_validate(
+        base_url=base_url.rstrip("/"), excluded_checks=[positive_data_acceptance]
+    )

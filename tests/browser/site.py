@@ -1,0 +1,20 @@
+"""The app the browser tests search: the real app over a fake searcher."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from aiohttp import web
+
+from tests.api.fakes import FakeQueryError, FakeSearcher
+from trawl.api.app import create_app
+from trawl.api.search import SearchRoutes
+
+
+def make_site_app(data: Path) -> web.Application:
+    (data / "index").mkdir(exist_ok=True)
+    searcher = FakeSearcher()
+    routes = SearchRoutes(
+        data, searcher_factory=lambda _d: searcher, query_errors=(FakeQueryError,)
+    )
+    return create_app(data, route_sets=[routes])
