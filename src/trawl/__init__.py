@@ -39,6 +39,10 @@ _LAZY = {
     "ParsedPage": "trawl.parse.page",
     "parse_page": "trawl.parse.page",
     "read_stats": "trawl.stats",
+    "Searcher": "trawl.index",
+    "SearchResults": "trawl.index",
+    "Hit": "trawl.index",
+    "QueryError": "trawl.index",
     "url_states": "trawl.stats",
 }
 
@@ -50,8 +54,12 @@ __all__ = [
     "CrawlConfig",
     "CrawlSummary",
     "Extraction",
+    "Hit",
     "ParsedPage",
+    "QueryError",
     "RobotsRules",
+    "SearchResults",
+    "Searcher",
     "Snapshot",
     "StorageError",
     "Timeouts",
@@ -76,6 +84,7 @@ if TYPE_CHECKING:
     from trawl.crawl import Crawl, CrawlSummary, Snapshot, run_crawl
     from trawl.fetch.address import AddressGuard
     from trawl.fetch.robots import RobotsRules, rules_for_fetch
+    from trawl.index import Hit, QueryError, Searcher, SearchResults
     from trawl.parse.extract import Extraction, extract
     from trawl.parse.page import ParsedPage, parse_page
     from trawl.stats import read_stats, url_states

@@ -1,1 +1,13 @@
-"""index stage."""
+"""The full-text index of stored pages (tantivy) and the queries over it.
+
+    with Searcher(data_dir / "index") as s:
+        results = s.search('"distinctive phrase" site:example.org')
+
+The crawl is the one writer (``Indexer``); any number of processes may search.
+"""
+
+from trawl.index.query import QueryError
+from trawl.index.search import Hit, Searcher, SearchResults
+from trawl.index.writer import Indexer
+
+__all__ = ["Hit", "Indexer", "QueryError", "SearchResults", "Searcher"]

@@ -1,0 +1,151 @@
+"""The index's schema and text analysis, shared by the writer and the searchers.
+
+Text is analysed per language: each stemmer tantivy ships has its own pair of fields
+(``title_<code>``, ``body_<code>``) with its own analyzer, and a page fills the pair of
+its language (``title_xx``/``body_xx`` when it has none or tantivy has no stemmer for
+it). So a German page is stemmed as German, BM25's statistics are per language, and
+the searcher only asks the fields of languages the index holds. Phrases are matched
+on the same stemmed fields (``"running shoes"`` matches "run shoes"), which keeps one
+copy of the positions instead of a second, unstemmed one; the loss of precision is
+what every stemmed engine accepts.
+
+An analyzer: split on non-alphanumerics, drop tokens over 40 bytes (junk, base64),
+lower-case, stem, then fold to ASCII (after the stemmer, which knows its accents:
+French "été" stems before it becomes "ete"). Text is put in Unicode NFKC form and
+stripped of any markup left in it before it reaches tantivy; queries get the same.
+
+``vocab`` holds the unstemmed, folded words of title and body with document
+frequencies only (no positions): it is the vocabulary typo correction draws from.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+import unicodedata
+from pathlib import Path
+
+import tantivy
+
+# ISO 639-1 (what the language detector says) -> tantivy's stemmer name.
+STEMMERS: dict[str, str] = {
+    "ar": "arabic",
+    "da": "danish",
+    "nl": "dutch",
+    "en": "english",
+    "fi": "finnish",
+    "fr": "french",
+    "de": "german",
+    "el": "greek",
+    "hu": "hungarian",
+    "it": "italian",
+    "no": "norwegian",
+    "nb": "norwegian",
+    "pt": "portuguese",
+    "ro": "romanian",
+    "ru": "russian",
+    "es": "spanish",
+    "sv": "swedish",
+    "ta": "tamil",
+    "tr": "turkish",
+}
+PLAIN = "xx"  # the analyzer (and fields) of pages without a supported stemmer
+# The field codes, one per analyzer ("nb" shares Norwegian with "no").
+LANGUAGES: tuple[str, ...] = tuple(sorted({c for c in STEMMERS if c != "nb"} | {PLAIN}))
+VOCAB = "vocab"
+_MAX_TOKEN_BYTES = 40
+SCHEMA_VERSION = "1"
+
+
+def field_code(language: str | None) -> str:
+    """The field suffix of a page in ``language`` (``xx`` when not stemmed)."""
+    if not language:
+        return PLAIN
+    code = language.split("-", 1)[0].lower()
+    if code == "nb":
+        return "no"
+    return code if code in STEMMERS else PLAIN
+
+
+def title_field(code: str) -> str:
+    return f"title_{code}"
+
+
+def body_field(code: str) -> str:
+    return f"body_{code}"
+
+
+def analyzer(code: str) -> tantivy.TextAnalyzer:
+    """The analyzer of one language's fields (``xx``: no stemming)."""
+    builder = (
+        tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
+        .filter(tantivy.Filter.remove_long(_MAX_TOKEN_BYTES))
+        .filter(tantivy.Filter.lowercase())
+    )
+    if code != PLAIN:
+        builder = builder.filter(tantivy.Filter.stemmer(STEMMERS[code]))
+    return builder.filter(tantivy.Filter.ascii_fold()).build()
+
+
+def build_schema() -> tantivy.Schema:
+    b = tantivy.SchemaBuilder()
+    # Keys: raw (untokenised) and indexed, for deletes; stored to show and verify.
+    b.add_text_field("key", stored=True, tokenizer_name="raw")  # content hash
+    b.add_text_field("url", stored=True, tokenizer_name="raw")
+    b.add_text_field("host", stored=True, tokenizer_name="raw")
+    # The host and each of its parent domains, so site:example.org finds subdomains.
+    b.add_text_field("site", tokenizer_name="raw", index_option="basic")
+    b.add_text_field("language", stored=True, tokenizer_name="raw", index_option="basic")
+    # The field code of the page's language: which pair holds its text.
+    b.add_text_field("code", stored=True, tokenizer_name="raw", index_option="basic")
+    b.add_float_field("fetched_at", stored=True, fast=True)
+    # The near-duplicate cluster as a 64-bit hash: results keep one hit per cluster.
+    b.add_unsigned_field("cluster", fast=True)
+    # Stored where they are indexed (a page fills one language's pair), so the text
+    # is kept once and the snippet generator reads the field it highlights.
+    for code in LANGUAGES:
+        b.add_text_field(title_field(code), stored=True, tokenizer_name=f"trawl_{code}")
+        b.add_text_field(body_field(code), stored=True, tokenizer_name=f"trawl_{code}")
+    b.add_text_field(VOCAB, tokenizer_name=f"trawl_{PLAIN}", index_option="basic")
+    return b.build()
+
+
+def register(index: tantivy.Index) -> None:
+    """Tokenizers are not stored in the index: every opener registers them."""
+    for code in LANGUAGES:
+        index.register_tokenizer(f"trawl_{code}", analyzer(code))
+
+
+def open_index(path: Path) -> tantivy.Index:
+    """Open the index at ``path``, creating it (and the directory) when absent."""
+    path.mkdir(parents=True, exist_ok=True)
+    index = tantivy.Index(build_schema(), path=str(path), reuse=True)
+    register(index)
+    return index
+
+
+def index_exists(path: Path) -> bool:
+    return (path / "meta.json").exists()
+
+
+_TAG = re.compile(r"<[^<>]{0,200}>")
+_SPACES = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]+")
+
+
+def normalise(text: str) -> str:
+    """NFKC, markup and control characters out (cheap when there are none)."""
+    if "<" in text:
+        text = _TAG.sub(" ", text)
+    if "&" in text:
+        text = html.unescape(text)
+    text = _SPACES.sub(" ", text)
+    if not text.isascii():
+        text = unicodedata.normalize("NFKC", text)
+    return text
+
+
+def site_terms(host: str) -> list[str]:
+    """``a.b.example.org`` -> itself, ``b.example.org``, ``example.org``, ``org``."""
+    host = host.lower().rstrip(".")
+    parts = host.split(".")
+    return [".".join(parts[i:]) for i in range(len(parts))]

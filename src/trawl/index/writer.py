@@ -1,0 +1,222 @@
+"""The index writer: stored pages go into the tantivy index, idempotently.
+
+One process writes (the crawl, or ``trawl index``); tantivy's own lock file keeps a
+second writer out. A batch is: the pages the page store has not marked indexed, each
+added after deleting any earlier document with the same URL (a refetch replaces its
+earlier version) or the same content hash (adding a page twice leaves one document);
+then the tantivy commit; then, and only then, the pages are marked indexed in the
+page store, whose own commit follows at the crawl's next group commit. A crash
+between the two commits leaves pages indexed but not marked: they are indexed again
+on start, and the deletes make that a replacement, never a second copy.
+
+The crawl calls ``index_pending`` right after a database commit, so every page it
+reads is committed: a page whose parse was rolled back by a crash (and that might
+not be stored again on resume) is never indexed.
+"""
+
+from __future__ import annotations
+
+import gzip
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+import orjson
+import tantivy
+import xxhash
+
+from trawl.archive.segments import Location
+from trawl.errors import StorageError
+from trawl.index.schema import (
+    VOCAB,
+    body_field,
+    field_code,
+    normalise,
+    open_index,
+    site_terms,
+    title_field,
+)
+from trawl.storage.base import PageRecord
+
+DEFAULT_BATCH = 500
+# tantivy wants at least 15 MB of indexing heap per thread; one thread leaves the
+# crawl's other core to the crawl.
+_HEAP_BYTES = 64 * 1024 * 1024
+_THREADS = 1
+
+
+class PendingPages(Protocol):
+    """What the indexer needs of a page store."""
+
+    def unindexed(self, limit: int) -> list[PageRecord]: ...
+
+    def mark_indexed(self, content_hashes: list[str], *, indexed: bool = True) -> None: ...
+
+
+class TextReader(Protocol):
+    def read(self, location: Location) -> dict[str, Any]: ...
+
+
+class CommittedTexts:
+    """Reads committed text records with its own file handles, so from any thread
+    (the crawl's ``TextStore`` flushes its open file on reads, which only its own
+    thread may do)."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+
+    def read(self, location: Location) -> dict[str, Any]:
+        with open(self.directory / location.file, "rb") as f:
+            f.seek(location.offset)
+            data = f.read(location.length)
+        value = orjson.loads(gzip.decompress(data))
+        if not isinstance(value, dict):
+            raise ValueError(f"{location.file}@{location.offset}: not a text record")
+        return value
+
+
+@dataclass(frozen=True, slots=True)
+class IndexDoc:
+    """One page as the index holds it."""
+
+    key: str  # content hash
+    url: str
+    host: str
+    title: str
+    text: str
+    language: str | None
+    fetched_at: float
+    cluster: str
+
+
+def cluster_key(cluster: str) -> int:
+    """The cluster id as the u64 the index's fast field holds."""
+    return int(xxhash.xxh64_intdigest(cluster.encode("utf-8")))
+
+
+def doc_from(page: PageRecord, record: dict[str, Any]) -> IndexDoc:
+    """The index document of a page, from its page row and its text record."""
+    provenance = record.get("provenance") or {}
+    cluster = provenance.get("near_cluster") or record.get("near_cluster") or record.get("cluster")
+    return IndexDoc(
+        key=page.content_hash,
+        url=page.url,
+        host=page.host,
+        title=str(record.get("title") or page.title or ""),
+        text=str(record.get("text") or ""),
+        language=page.language,
+        fetched_at=float(page.fetched_at),
+        cluster=str(cluster or page.content_hash),
+    )
+
+
+def _document(doc: IndexDoc) -> tantivy.Document:
+    # Typed adds only: an int passed where the schema wants u64 panics tantivy's
+    # indexing thread and poisons the writer.
+    d = tantivy.Document()
+    d.add_text("key", doc.key)
+    d.add_text("url", doc.url)
+    d.add_text("host", doc.host)
+    for term in site_terms(doc.host):
+        d.add_text("site", term)
+    if doc.language:
+        d.add_text("language", doc.language)
+    d.add_float("fetched_at", doc.fetched_at)
+    d.add_unsigned("cluster", cluster_key(doc.cluster))
+    code = field_code(doc.language)
+    d.add_text("code", code)
+    title, text = normalise(doc.title), normalise(doc.text)
+    d.add_text(title_field(code), title)
+    d.add_text(body_field(code), text)
+    d.add_text(VOCAB, title)
+    d.add_text(VOCAB, text)
+    return d
+
+
+@dataclass(slots=True)
+class IndexStats:
+    batches: int = 0
+    documents: int = 0
+    seconds: float = 0.0  # wall time spent in write() (adds and commits)
+
+
+class Indexer:
+    """The one writer of ``index_dir`` (raises StorageError if another holds it)."""
+
+    def __init__(
+        self, index_dir: Path, *, heap_bytes: int = _HEAP_BYTES, threads: int = _THREADS
+    ) -> None:
+        self.index_dir = index_dir
+        self._index = open_index(index_dir)
+        try:
+            self._writer = self._index.writer(heap_size=heap_bytes, num_threads=threads)
+        except ValueError as exc:
+            raise StorageError(f"{index_dir}: the index is in use by another writer") from exc
+        self.stats = IndexStats()
+
+    # -- the steps (the crawl runs ``docs`` and ``write`` off its event loop) --------
+
+    def docs(
+        self,
+        taken: Sequence[PageRecord],
+        texts: TextReader,
+        *,
+        on_unreadable: Callable[[PageRecord, Exception], None] | None = None,
+    ) -> list[IndexDoc]:
+        """The documents of ``taken`` pages, their texts read from the text store."""
+        docs: list[IndexDoc] = []
+        for page in taken:
+            try:
+                record = texts.read(page.text)
+            except Exception as exc:  # a text record lost: the page stays out of the index
+                if on_unreadable is not None:
+                    on_unreadable(page, exc)
+                continue
+            docs.append(doc_from(page, record))
+        return docs
+
+    def write(self, docs: Sequence[IndexDoc]) -> int:
+        """Add ``docs`` (replacing earlier versions) and commit; returns the opstamp."""
+        started = time.perf_counter()
+        w = self._writer
+        for doc in docs:
+            w.delete_documents_by_term("url", doc.url)
+            w.delete_documents_by_term("key", doc.key)
+            w.add_document(_document(doc))
+        opstamp = w.commit()
+        self.stats.batches += 1
+        self.stats.documents += len(docs)
+        self.stats.seconds += time.perf_counter() - started
+        return opstamp
+
+    def index_pending(
+        self, pages: PendingPages, texts: TextReader, *, limit: int = DEFAULT_BATCH
+    ) -> int:
+        """One batch, start to end; returns how many pages it took (0: none left)."""
+        taken = pages.unindexed(limit)
+        if not taken:
+            return 0
+        self.write(self.docs(taken, texts))
+        pages.mark_indexed([p.content_hash for p in taken])
+        return len(taken)
+
+    def index_all(self, pages: PendingPages, texts: TextReader, *, limit: int = 5000) -> int:
+        total = 0
+        while n := self.index_pending(pages, texts, limit=limit):
+            total += n
+        return total
+
+    def clear(self) -> None:
+        """Delete every document (``trawl index`` rebuilds from the text store)."""
+        self._writer.delete_all_documents()
+        self._writer.commit()
+
+    def close(self) -> None:
+        """Let merges finish and free the writer lock."""
+        try:
+            self._writer.wait_merging_threads()
+        finally:
+            del self._writer
+            del self._index
