@@ -41,6 +41,7 @@ from trawl.fetch.tdm_cache import TdmCache
 from trawl.frontier.admission import Admission, Candidate
 from trawl.frontier.revisit import Revisits
 from trawl.frontier.traps import ScopeFilter, TrapLimits
+from trawl.index.crawling import CrawlIndexing
 from trawl.models import Lease, UrlStatus
 from trawl.parse.page import ParsedPage, ParseJob, ParseOptions, parse_page
 from trawl.parse.stage import KeepPolicy, ParseStage
@@ -247,6 +248,15 @@ class Crawl:
             ),
             host_dups=HostDupTracker(),
             revisits=self.revisits,
+        )
+        # After the parse stage: its stored-page count decides when a batch is due.
+        self.indexing = CrawlIndexing(
+            db=db,
+            pages=self.pages,
+            text_dir=self.text_log.directory,
+            index_dir=c.data_dir / "index",
+            counters=self.counters,
+            stored=lambda: self.parser.documents,
         )
         self.parse_options = ParseOptions(
             agents=c.robots_agents,
@@ -459,12 +469,16 @@ class Crawl:
             task.cancel()
         await asyncio.gather(*self._fetching, *self._parsing, return_exceptions=True)
         self.db.commit()
+        # Pages stored but not indexed are indexed now (on abort: at the next start).
+        await self.indexing.drain(index_rest=not self._aborting)
+        self.db.commit()
         if self._pool is not None:
             self._pool.shutdown(wait=not self._aborting, cancel_futures=True)
         await self.client.close()
         await self.dns.close()
 
     def close(self) -> None:
+        self.indexing.close()
         self.warc_log.close()
         self.text_log.close()
         self.events_log.close()

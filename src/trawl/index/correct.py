@@ -4,7 +4,10 @@ The vocabulary is the ``vocab`` field's terms (unstemmed, folded words of titles
 bodies) with their document frequencies. A word absent from it is corrected to the
 most frequent vocabulary word within edit distance 1, else 2 (a transposition counts
 as one edit), with the distance allowed by length as in Lucene's "AUTO": none up to
-2 characters, 1 for 3 to 5, 2 from 6 on. Numbers are never corrected.
+2 characters, 1 for 3 to 5, 2 from 6 on. Numbers are never corrected. The searcher
+takes a few such candidates per word and keeps the first combination that finds
+pages with the rest of the query ("thxme moth" is "thyme moth", though "theme" is
+the commoner word).
 
 The search is tantivy's Levenshtein automaton over a small in-memory index of the
 vocabulary (one document per word, the frequency as a fast field to sort by), so it
@@ -68,17 +71,20 @@ class Vocabulary:
             del kept[_MAX_TERMS:]
         return cls(kept)
 
-    def suggest(self, word: str) -> str | None:
-        """The most frequent word within the allowed distance (nearer first), if any."""
-        limit = max_edits(word)
-        for distance in range(1, limit + 1):
+    def suggest(self, word: str, *, limit: int = 4) -> list[str]:
+        """Up to ``limit`` words within the allowed distance: nearer first, then the
+        more frequent first."""
+        out: list[str] = []
+        for distance in range(1, max_edits(word) + 1):
             q = tantivy.Query.fuzzy_term_query(self._schema, "t", word, distance, True)
-            hits = self._searcher.search(q, 1, count=False, order_by_field="df").hits
-            if hits:
-                found = self._searcher.doc(hits[0][1]).get_first("t")
-                if isinstance(found, str) and found != word:
-                    return found
-        return None
+            hits = self._searcher.search(q, limit, count=False, order_by_field="df").hits
+            for _score, addr in hits:
+                found = self._searcher.doc(addr).get_first("t")
+                if isinstance(found, str) and found != word and found not in out:
+                    out.append(found)
+            if len(out) >= limit:
+                break
+        return out[:limit]
 
 
 class Corrector:
@@ -121,12 +127,10 @@ class Corrector:
         self._generation = generation
         self._built_at = self._clock()
 
-    def correct(self, searcher: tantivy.Searcher, generation: int, word: str) -> str | None:
-        """A correction of the folded ``word``, or None when it is known or has none."""
+    def candidates(self, searcher: tantivy.Searcher, generation: int, word: str) -> list[str]:
+        """Corrections of the folded ``word``, likeliest first (none when it is known)."""
         if max_edits(word) == 0 or searcher.doc_freq(VOCAB, word) > 0:
-            return None
-        fixed = self.vocabulary(searcher, generation).suggest(word)
-        # The vocabulary may be older than the searcher: check the word is still there.
-        if fixed is None or searcher.doc_freq(VOCAB, fixed) == 0:
-            return None
-        return fixed
+            return []
+        found = self.vocabulary(searcher, generation).suggest(word)
+        # The vocabulary may be older than the searcher: keep words still there.
+        return [w for w in found if searcher.doc_freq(VOCAB, w) > 0]

@@ -140,6 +140,7 @@ def _site(value: str) -> str:
     if "//" in raw:
         raw = urlsplit(raw).hostname or ""
     host = raw.split("/", 1)[0].split(":", 1)[0].rstrip(".")
+    # site:www.example.org means the site, not one of its hosts.
     if host.startswith("www."):
         host = host[4:]
     if not host:

@@ -145,7 +145,11 @@ def normalise(text: str) -> str:
 
 
 def site_terms(host: str) -> list[str]:
-    """``a.b.example.org`` -> itself, ``b.example.org``, ``example.org``, ``org``."""
-    host = host.lower().rstrip(".")
+    """``a.b.example.org`` -> itself, ``b.example.org``, ``example.org``, ``org``.
+    ``host`` is a host key: a port, if any, is not part of a site."""
+    host = host.lower()
+    if host.startswith("["):  # IPv6 literal
+        return [host.split("]", 1)[0] + "]"]
+    host = host.rsplit(":", 1)[0].rstrip(".")
     parts = host.split(".")
     return [".".join(parts[i:]) for i in range(len(parts))]

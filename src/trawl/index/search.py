@@ -16,6 +16,7 @@ cost a pass over every match).
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import os
 import threading
 import time
@@ -40,6 +41,7 @@ from trawl.index.schema import (
 from trawl.index.snippet import SNIPPET_CHARS, snippet
 
 MAX_SIZE = 100
+_MAX_COMBOS = 16  # combinations of correction candidates tried against the index
 MAX_RESULTS = 1000  # page * size: deeper paging is refused (it costs the whole prefix)
 
 
@@ -191,19 +193,38 @@ class Searcher:
                     self._cache.popitem(last=False)
         return results
 
-    def _corrections(self, view: _View, parsed: ParsedQuery) -> list[tuple[Word, str]]:
-        out: list[tuple[Word, str]] = []
+    def _corrections(
+        self, view: _View, compiler: Compiler, parsed: ParsedQuery
+    ) -> list[tuple[Word, str]]:
+        """Unknown words and their corrections: the likeliest combination of candidates
+        that finds something, else the likeliest."""
+        unknown: list[tuple[Word, list[str]]] = []
         plain = self._analyzers[PLAIN]
         for word in parsed.words():
             tokens = plain.analyze(word.text)
-            if len(tokens) != 1:
+            if len(tokens) != 1 or self._known(view, word.text):
                 continue
-            if self._known(view, word.text):
-                continue
-            fixed = self._corrector.correct(view.searcher, view.generation, tokens[0])
-            if fixed is not None:
-                out.append((word, fixed))
-        return out
+            found = self._corrector.candidates(view.searcher, view.generation, tokens[0])
+            if found:
+                unknown.append((word, found))
+        if not unknown:
+            return []
+        combos = itertools.islice(itertools.product(*(c for _w, c in unknown)), _MAX_COMBOS)
+        ranked = sorted(
+            combos,
+            key=lambda combo: sum(
+                cands.index(pick) for pick, (_w, cands) in zip(combo, unknown, strict=True)
+            ),
+        )
+        for combo in ranked:
+            fixes = {id(w): pick for pick, (w, _c) in zip(combo, unknown, strict=True)}
+            try:
+                plan = compiler.compile(parsed.root, fixes)
+            except QueryError:
+                break
+            if view.searcher.search(plan.query, 1, count=False).hits:
+                return [(w, pick) for pick, (w, _c) in zip(combo, unknown, strict=True)]
+        return [(w, cands[0]) for w, cands in unknown]
 
     def _known(self, view: _View, text: str) -> bool:
         """Whether the word's stem is in some title or body (then it is no typo: "run"
@@ -221,8 +242,8 @@ class Searcher:
     def _run(
         self, view: _View, parsed: ParsedQuery, query: str, page: int, size: int
     ) -> SearchResults:
-        corrections = self._corrections(view, parsed)
         compiler = Compiler(view.schema, view.languages, self._analyzers)
+        corrections = self._corrections(view, compiler, parsed)
         plan = compiler.compile(parsed.root, {id(w): fixed for w, fixed in corrections})
         corrected = rewrite(parsed, corrections) if corrections else None
         kept, total = self._collapsed(view, plan, page * size)

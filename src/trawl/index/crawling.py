@@ -1,0 +1,115 @@
+"""The index kept up with a running crawl: batches after group commits, off the loop.
+
+After a database commit (an ``after_commit`` hook, so every page row it reads is
+committed), when ``interval`` seconds have passed since the last batch or ``batch``
+pages were stored since, or the last batch was full (a backlog, e.g. after a
+restart), the pages not yet indexed are taken (one indexed SELECT), and a task reads
+their texts and writes them to tantivy in a worker thread (tantivy and gzip do the
+work in native code). Back on the loop, the pages are marked indexed in the current
+transaction, which the next group commit makes durable. One batch runs at a time.
+At shutdown, everything left is indexed before the last commit.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from trawl.frontier.admission import CounterSink
+from trawl.index.writer import DEFAULT_BATCH, CommittedTexts, Indexer, PendingPages
+from trawl.storage.base import PageRecord
+from trawl.storage.sqlite.db import Database
+
+log = logging.getLogger(__name__)
+
+
+class CrawlIndexing:
+    def __init__(
+        self,
+        *,
+        db: Database,
+        pages: PendingPages,
+        text_dir: Path,
+        index_dir: Path,
+        counters: CounterSink,
+        interval: float = 2.0,
+        batch: int = DEFAULT_BATCH,
+        stored: Callable[[], int] = lambda: 0,
+    ) -> None:
+        self.indexer = Indexer(index_dir)
+        self._pages = pages
+        self._texts = CommittedTexts(text_dir)
+        self._counters = counters
+        self._interval = interval
+        self._batch = batch
+        self._last = 0.0
+        self._full = False
+        self._task: asyncio.Task[None] | None = None
+        self._draining = False
+        self._stored = stored  # pages stored so far (the parse stage's count)
+        self._stored_then = 0
+        db.after_commit(self._after_commit)
+
+    def _after_commit(self) -> None:
+        if self._draining or (self._task is not None and not self._task.done()):
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # the commit of close(): nothing more to start
+            return
+        due = (
+            self._full
+            or time.monotonic() - self._last >= self._interval
+            or self._stored() - self._stored_then >= self._batch
+        )
+        if not due:
+            return
+        self._last = time.monotonic()
+        taken = self._pages.unindexed(self._batch)
+        self._full = len(taken) == self._batch
+        self._stored_then = self._stored()
+        if taken:
+            self._task = loop.create_task(self._run(taken))
+
+    async def _index(self, taken: list[PageRecord]) -> bool:
+        try:
+            await asyncio.to_thread(self._write, taken)
+        except Exception:  # the pages stay unindexed and are taken again later
+            log.exception("indexing %d pages failed", len(taken))
+            self._counters.add("error:index")
+            self._full = False
+            return False
+        self._pages.mark_indexed([p.content_hash for p in taken])
+        self._counters.add("index:pages", len(taken))
+        return True
+
+    async def _run(self, taken: list[PageRecord]) -> None:
+        await self._index(taken)
+
+    def _write(self, taken: list[PageRecord]) -> None:
+        def lost(page: PageRecord, exc: Exception) -> None:
+            log.warning("text of %s unreadable, not indexed: %s", page.url, exc)
+
+        self.indexer.write(self.indexer.docs(taken, self._texts, on_unreadable=lost))
+
+    async def drain(self, *, index_rest: bool) -> None:
+        """Wait for the batch in progress; then (``index_rest``) index every committed
+        page left. The caller commits afterwards."""
+        self._draining = True
+        try:
+            if self._task is not None:
+                with contextlib.suppress(Exception):
+                    await self._task
+            while index_rest and (taken := self._pages.unindexed(self._batch)):
+                if not await self._index(taken):
+                    break
+        finally:
+            self._draining = False
+
+    def close(self) -> None:
+        self._draining = True  # for good: the closing commit must start nothing
+        self.indexer.close()
