@@ -11,10 +11,19 @@ show: it gets the start of its text.
 from __future__ import annotations
 
 import html
+import re
 
 import tantivy
 
 SNIPPET_CHARS = 240
+
+
+_SPACE = re.compile(r"\s+")
+
+
+def _piece(raw: bytes) -> str:
+    # Line breaks between paragraphs become spaces: a snippet is one line.
+    return html.escape(_SPACE.sub(" ", raw.decode("utf-8", "replace")), quote=True)
 
 
 def render(fragment: str, ranges: list[tuple[int, int]]) -> str:
@@ -25,12 +34,12 @@ def render(fragment: str, ranges: list[tuple[int, int]]) -> str:
     for start, end in sorted(ranges):
         if start < at or end <= start:
             continue
-        out.append(html.escape(raw[at:start].decode("utf-8", "replace"), quote=True))
+        out.append(_piece(raw[at:start]))
         out.append("<mark>")
-        out.append(html.escape(raw[start:end].decode("utf-8", "replace"), quote=True))
+        out.append(_piece(raw[start:end]))
         out.append("</mark>")
         at = end
-    out.append(html.escape(raw[at:].decode("utf-8", "replace"), quote=True))
+    out.append(_piece(raw[at:]))
     return "".join(out)
 
 

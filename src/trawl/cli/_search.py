@@ -1,0 +1,125 @@
+"""``trawl search`` and ``trawl index``."""
+
+from __future__ import annotations
+
+import argparse
+import html
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from trawl.errors import StorageError
+
+_MARK = re.compile(r"<mark>(.*?)</mark>", re.S)
+
+
+def register(sub: argparse._SubParsersAction[Any]) -> None:
+    p = sub.add_parser(
+        "search",
+        help="search the pages a crawl stored (also while it runs)",
+        description='Search a crawl\'s index. Words must all match; "a phrase" in quotes; '
+        "a OR b; NOT a or -a; ( ) to group; site:example.org for a site and its "
+        "subdomains. A misspelled word is corrected, and the answer says so.",
+    )
+    p.add_argument("query", metavar="QUERY", help="the query (quote it for the shell)")
+    p.add_argument("--data", type=Path, required=True, help="the crawl's data directory")
+    p.add_argument("--limit", type=int, default=10, metavar="N", help="results per page (10)")
+    p.add_argument("--page", type=int, default=1, metavar="N", help="page of results (1)")
+    p.add_argument("--json", action="store_true", help="the answer as JSON")
+    p.set_defaults(handler=_search)
+
+    p = sub.add_parser(
+        "index",
+        help="rebuild the search index from the stored text",
+        description="Rebuild DIR/index from the text records of the pages the crawl "
+        "stored. A crawl keeps its index up by itself; this is for an index lost, "
+        "damaged or made by an older trawl. Refused while a crawl runs on DIR.",
+    )
+    p.add_argument("--data", type=Path, required=True, help="the crawl's data directory")
+    p.add_argument("--quiet", action="store_true", help="no progress, only the summary")
+    p.set_defaults(handler=_index)
+
+
+def _terminal_snippet(snippet: str, *, bold: bool) -> str:
+    on, off = ("\x1b[1m", "\x1b[0m") if bold else ("[", "]")
+    return html.unescape(_MARK.sub(lambda m: on + m.group(1) + off, snippet))
+
+
+def _search(args: argparse.Namespace) -> int:
+    from trawl.index import QueryError, Searcher
+
+    index_dir = args.data / "index"
+    if not (index_dir / "meta.json").exists():
+        print(
+            f"trawl search: no index in {args.data} (crawl first, or run "
+            f"`trawl index --data {args.data}`)",
+            file=sys.stderr,
+        )
+        return 2
+    try:
+        with Searcher(index_dir, cache_size=0) as searcher:
+            r = searcher.search(args.query, page=args.page, size=args.limit)
+    except QueryError as exc:
+        print(f"trawl search: {exc.message}", file=sys.stderr)
+        return 2
+    if args.json:
+        body = {
+            "query": r.query,
+            "corrected": r.corrected,
+            "total": r.total,
+            "page": r.page,
+            "size": r.size,
+            "took_ms": round(r.took_ms, 3),
+            "results": [
+                {
+                    "title": h.title,
+                    "link": h.link,
+                    "host": h.host,
+                    "snippet": h.snippet,
+                    "score": h.score,
+                    "fetched_at": h.fetched_at,
+                    "language": h.language,
+                }
+                for h in r.results
+            ],
+        }
+        sys.stdout.write(orjson.dumps(body, option=orjson.OPT_INDENT_2).decode() + "\n")
+        return 0
+    bold = sys.stdout.isatty()
+    if r.corrected:
+        print(f"showing results for: {r.corrected}\n")
+    first = (r.page - 1) * r.size
+    for i, hit in enumerate(r.results, start=first + 1):
+        print(f"{i}. {hit.title or hit.link}")
+        print(f"   {hit.link}")
+        print(f"   {_terminal_snippet(hit.snippet, bold=bold)}")
+        print()
+    shown = f"{first + 1}-{first + len(r.results)} of " if r.results else ""
+    noun = "result" if r.total == 1 else "results"
+    print(f"{shown}{r.total:,} {noun} in {r.took_ms:.1f} ms")
+    return 0
+
+
+def _index(args: argparse.Namespace) -> int:
+    from trawl.index.rebuild import rebuild_index
+
+    def progress(done: int, total: int) -> None:
+        if not args.quiet:
+            print(f"\rindexed {done:,} of {total:,} pages", end="", file=sys.stderr, flush=True)
+
+    try:
+        summary = rebuild_index(args.data, progress=progress)
+    except StorageError as exc:
+        print(f"trawl index: {exc}", file=sys.stderr)
+        return 2
+    if not args.quiet and summary.pages:
+        print(file=sys.stderr)
+    rate = summary.documents / summary.seconds if summary.seconds > 0 else 0.0
+    print(
+        f"indexed {summary.documents:,} documents from {summary.pages:,} stored pages "
+        f"in {summary.seconds:.1f} s ({rate:,.0f} pages/s) into {args.data / 'index'}"
+    )
+    return 0

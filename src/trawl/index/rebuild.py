@@ -1,0 +1,68 @@
+"""``trawl index``: the index rebuilt from the stored text, for a crawl not running.
+
+The crawl's database lock is taken first, so a running crawl (the index's writer) is
+refused with a clear message. Then: every document deleted, every page marked not
+indexed (both committed: a rebuild cut short is finished by the next rebuild or the
+next crawl, which indexes unindexed pages on start), and the pages indexed in
+batches, each batch's marks committed as it goes. Searchers see the index fill up.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from trawl.errors import StorageError
+from trawl.index.writer import CommittedTexts, Indexer
+from trawl.storage.sqlite.db import Database
+from trawl.storage.sqlite.pages import SqlitePageStore
+
+_BATCH = 5000
+
+
+@dataclass(frozen=True, slots=True)
+class RebuildSummary:
+    pages: int
+    documents: int
+    seconds: float
+
+
+def rebuild_index(
+    data_dir: Path, *, progress: Callable[[int, int], None] | None = None
+) -> RebuildSummary:
+    """Rebuild ``<data_dir>/index`` from the text records of the pages stored."""
+    if not (data_dir / "state.db").exists():
+        raise StorageError(f"{data_dir} holds no crawl (no state.db)")
+    started = time.perf_counter()
+    try:
+        db = Database(data_dir / "state.db")
+    except StorageError as exc:
+        if "in use" in str(exc):
+            raise StorageError(
+                f"a crawl is running on {data_dir}: it keeps the index up itself; "
+                "stop it first to rebuild the index"
+            ) from None
+        raise
+    try:
+        pages = SqlitePageStore(db)
+        indexer = Indexer(data_dir / "index")
+        try:
+            indexer.clear()
+            every = [p.content_hash for p in pages.pages()]
+            pages.mark_indexed(every, indexed=False)
+            db.commit()
+            done = 0
+            texts = CommittedTexts(data_dir / "text")
+            while n := indexer.index_pending(pages, texts, limit=_BATCH):
+                db.commit()
+                done += n
+                if progress is not None:
+                    progress(done, len(every))
+            documents = indexer.stats.documents
+        finally:
+            indexer.close()
+    finally:
+        db.close()
+    return RebuildSummary(len(every), documents, time.perf_counter() - started)
