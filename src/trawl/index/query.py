@@ -172,11 +172,13 @@ def _lex(text: str) -> list[_Tok]:
             toks.append(_Tok(m.group(0).strip(), m.group(0).strip(), m.start(), m.end()))
         else:
             word, start = m.group(4), m.start(4)
-            # A leading - or + is an operator when something follows it.
+            # A leading - or + is an operator when something follows it at once.
             while len(word) > 1 and word[0] in "-+":
                 toks.append(_Tok(word[0], word[0], start, start + 1))
                 word, start = word[1:], start + 1
-            if word in ("AND", "OR", "NOT"):
+            if word in ("-", "+") and text[start + 1 : start + 2] in ("(", '"'):
+                toks.append(_Tok(word, word, start, start + 1))
+            elif word in ("AND", "OR", "NOT"):
                 toks.append(_Tok(word, word, start, start + len(word)))
             elif word[:5].lower() == "site:":
                 toks.append(_Tok("SITE", _site(word[5:]), start, start + len(word)))

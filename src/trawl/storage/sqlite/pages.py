@@ -78,7 +78,8 @@ class SqlitePageStore:
 
     def unindexed(self, limit: int) -> list[PageRecord]:
         rows = self._c.execute(
-            f"SELECT {_PAGE_COLUMNS} FROM pages WHERE indexed=0 LIMIT ?", (limit,)
+            f"SELECT {_PAGE_COLUMNS} FROM pages WHERE indexed=0 ORDER BY rowid LIMIT ?",
+            (limit,),
         ).fetchall()
         return [_page(r) for r in rows]
 
