@@ -54,6 +54,7 @@ from trawl.storage.sqlite.pages import (
     SqliteParseQueue,
     SqliteRobotsStore,
 )
+from trawl.telemetry import Telemetry
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,6 +142,9 @@ class Crawl:
             raise
         self._stopping = False
         self._aborting = False
+        self._paused = False
+        self.telemetry = Telemetry()
+        self.telemetry.seed_hosts(self)
         self._wake = asyncio.Event()
         self._fetching: dict[asyncio.Task[None], Lease] = {}
         self._parsing: set[asyncio.Task[None]] = set()
@@ -273,6 +277,19 @@ class Crawl:
         self._stopping = True
         self._wake.set()
 
+    def pause(self) -> None:
+        """Take no new URLs; what is in flight finishes, the process keeps running."""
+        self._paused = True
+        self._wake.set()
+
+    def resume(self) -> None:
+        self._paused = False
+        self._wake.set()
+
+    @property
+    def paused(self) -> bool:
+        return self._paused
+
     def abort(self) -> None:
         """Stop at once (second Ctrl-C); uncommitted work is redone on resume."""
         self._stopping = self._aborting = True
@@ -343,8 +360,10 @@ class Crawl:
             while self._recovering and len(self._parsing) < backlog_cap:
                 self._recover_one(*self._recovering.pop(0))
             limit = self._pages_limit_reached()
+            paused = self._paused
             while (
                 not limit
+                and not paused
                 and len(self._fetching) < c.max_in_flight
                 and len(self._parsing) < backlog_cap
             ):
@@ -354,7 +373,7 @@ class Crawl:
                 task = asyncio.create_task(self._fetch(lease))
                 self._fetching[task] = lease
                 limit = self._pages_limit_reached()
-            if not self._fetching and not self._parsing and not self._recovering:
+            if not self._fetching and not self._parsing and not self._recovering and not paused:
                 if limit:
                     return "max pages"
                 if self.frontier.next_wake(now) is None and self.frontier.next_wake_due() is None:
@@ -365,13 +384,14 @@ class Crawl:
             for at in (wake_at, due_at):
                 if at is not None:
                     timeout = min(timeout, max(0.0, at - now))
-            if limit or len(self._fetching) >= c.max_in_flight:
+            if limit or paused or len(self._fetching) >= c.max_in_flight:
                 timeout = 1.0
             self._wake.clear()
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._wake.wait(), timeout=max(timeout, 0.001))
 
     async def _fetch(self, lease: Lease) -> None:
+        started = time.monotonic()
         try:
             task = await self.fetcher.process(lease)
         except asyncio.CancelledError:
@@ -390,6 +410,10 @@ class Crawl:
             if current is not None:
                 self._fetching.pop(current, None)
             self._wake.set()
+            record = self.frontier.get(lease.host, lease.fp)
+            self.telemetry.fetch_done(
+                lease.host, record.status if record else None, time.monotonic() - started
+            )
         if task is not None:
             self._start_parse(task)
 
@@ -421,6 +445,7 @@ class Crawl:
             body=task.body,
             content_type=job.get("content_type"),
         )
+        started = time.monotonic()
         try:
             if self._pool is None:
                 page = parse_page(parse_job, self.parse_options)
@@ -436,6 +461,7 @@ class Crawl:
                 await self._parse(task, attempt=attempt + 1)
                 return
             page = ParsedPage(url=job["final_url"], error="parse worker crashed")
+        self.telemetry.parse_latency.observe(time.monotonic() - started)
         try:
             self.parser.apply(task.seq, job, page)
         finally:

@@ -1,0 +1,1 @@
+"""Crawls as a service: started, watched and controlled through ``trawl serve``."""

@@ -1,0 +1,388 @@
+"""The service's part of the OpenAPI document: control, progress, pages, hosts, events."""
+
+from __future__ import annotations
+
+from typing import Any
+
+BEARER = "bearerAuth"
+SECURITY_SCHEMES = {
+    BEARER: {
+        "type": "http",
+        "scheme": "bearer",
+        "description": "The service token: printed once on the first start of `trawl serve` "
+        "and kept in DATA/service-token, or set with TRAWL_TOKEN.",
+    }
+}
+
+
+def _ref(name: str) -> dict[str, str]:
+    return {"$ref": f"#/components/schemas/{name}"}
+
+
+def _json(name: str, description: str) -> dict[str, Any]:
+    return {"description": description, "content": {"application/json": {"schema": _ref(name)}}}
+
+
+def _nullable(kind: str, **more: Any) -> dict[str, Any]:
+    return {"type": [kind, "null"], **more}
+
+
+COUNTS = {"type": "object", "additionalProperties": {"type": "integer"}}
+TOP = {
+    "type": "array",
+    "items": {
+        "type": "object",
+        "required": ["host", "count"],
+        "properties": {"host": {"type": "string"}, "count": {"type": "integer"}},
+    },
+}
+_INT = {"type": "integer"}
+_NUM = {"type": "number"}
+_PROGRESS_INTS = [
+    "known",
+    "queued",
+    "in_flight",
+    "waiting",
+    "fetched",
+    "parsed",
+    "failed",
+    "skipped",
+    "redirected",
+    "documents",
+    "duplicates",
+    "bytes",
+    "errors",
+    "hosts_active",
+    "hosts_ready",
+    "hosts_waiting",
+    "parse_backlog",
+]
+
+SCHEMAS: dict[str, Any] = {
+    "CrawlRequest": {
+        "type": "object",
+        "required": ["seeds"],
+        "additionalProperties": False,
+        "properties": {
+            "name": {"type": "string", "maxLength": 200, "description": "a label for people"},
+            "seeds": {
+                "type": "array",
+                "minItems": 1,
+                "maxItems": 10000,
+                "items": {"type": "string"},
+            },
+            "scope": {"enum": ["host", "domain", "any", "allowlist"], "default": "host"},
+            "allowed_hosts": {"type": "array", "items": {"type": "string"}},
+            "limits": {
+                "type": "object",
+                "additionalProperties": False,
+                "properties": {
+                    "max_pages": {"type": "integer", "minimum": 1},
+                    "max_depth": {"type": "integer", "minimum": 1, "maximum": 1000},
+                    "max_per_host": {"type": "integer", "minimum": 1},
+                    "max_duration": {"type": "number", "minimum": 0.1},
+                    "max_in_flight": {"type": "integer", "minimum": 1, "maximum": 10000},
+                },
+            },
+            "priority": {
+                "enum": ["normal", "low", "idle"],
+                "default": "normal",
+                "description": "CPU priority of the crawl's processes (nice 0, 10, 19)",
+            },
+            "agent": {"type": "string", "description": "robots.txt product token (User-Agent)"},
+            "contact": {"type": "string", "description": "URL put in the User-Agent"},
+            "purpose": {
+                "enum": ["search", "training"],
+                "default": "search",
+                "description": "training honours the AI opt-outs (GPTBot, CCBot, noai, TDMRep)",
+            },
+            "recrawl": {
+                "type": ["object", "null"],
+                "required": ["interval"],
+                "additionalProperties": False,
+                "description": "revisit pages after interval seconds (adaptive within min..max)",
+                "properties": {"interval": _NUM, "min": _NUM, "max": _NUM},
+            },
+            "delay": {
+                "type": "number",
+                "minimum": 0,
+                "description": "seconds between requests to a host",
+            },
+            "timeout": {"type": "number", "description": "total seconds per fetch"},
+            "parse_workers": {"type": "integer", "minimum": 0, "maximum": 64},
+            "allow_networks": {
+                "type": "array",
+                "items": {"type": "string"},
+                "description": "CIDR networks the crawl may reach although private or "
+                "loopback (e.g. 127.0.0.0/8 for a local test web)",
+            },
+            "resolve": {
+                "type": "object",
+                "additionalProperties": {"type": "string"},
+                "description": "host name -> IP address, used instead of DNS",
+            },
+            "strip_tracking": {"type": "boolean"},
+            "quality": {"enum": ["none", "gopher"]},
+        },
+    },
+    "CrawlCreated": {
+        "type": "object",
+        "required": ["id", "state"],
+        "properties": {"id": {"type": "string"}, "state": {"type": "string"}},
+    },
+    "CrawlState": {
+        "type": "object",
+        "required": ["id", "state"],
+        "properties": {"id": {"type": "string"}, "state": {"type": "string"}},
+    },
+    "Progress": {
+        "type": "object",
+        "required": [*_PROGRESS_INTS, "pages_per_second", "elapsed"],
+        "properties": {
+            **{k: _INT for k in _PROGRESS_INTS},
+            "pages_per_second": _NUM,
+            "elapsed": _NUM,
+            "updated": _nullable("number"),
+            "skipped_by_reason": COUNTS,
+            "links_dropped_by_reason": COUNTS,
+            "errors_by_kind": COUNTS,
+            "status_codes": COUNTS,
+            "robots": COUNTS,
+            "dedup": COUNTS,
+            "top_hosts_by_pages": TOP,
+            "top_hosts_by_errors": TOP,
+            "history": {"type": "array", "items": {"type": "array", "items": _NUM}},
+        },
+    },
+    "Crawl": {
+        "type": "object",
+        "required": ["id", "name", "state", "created", "seeds", "progress"],
+        "properties": {
+            "id": {"type": "string"},
+            "name": {"type": "string"},
+            "state": {"enum": ["running", "paused", "stopping", "finished", "failed"]},
+            "created": _nullable("number"),
+            "finished": _nullable("number"),
+            "stopped": _nullable("string", description="why it ended (done, max pages, ...)"),
+            "error": _nullable("string"),
+            "seeds": {"type": "array", "items": {"type": "string"}},
+            "purpose": {"type": "string"},
+            "progress": _ref("Progress"),
+            "spec": {"type": "object"},
+        },
+    },
+    "CrawlList": {
+        "type": "object",
+        "required": ["crawls"],
+        "properties": {"crawls": {"type": "array", "items": _ref("Crawl")}},
+    },
+    "Page": {
+        "type": "object",
+        "required": ["url", "crawl", "status", "fetch_time", "headers", "warc"],
+        "properties": {
+            "url": {"type": "string"},
+            "crawl": {"type": "string"},
+            "requested_url": {"type": "string"},
+            "final_url": {"type": "string"},
+            "status": _INT,
+            "fetch_time": {"type": "string"},
+            "headers": {"type": "array", "items": {"type": "array", "items": {"type": "string"}}},
+            "content_hash": _nullable("string"),
+            "outcome": _nullable("string"),
+            "duplicate_of": _nullable("string"),
+            "title": _nullable("string"),
+            "language": _nullable("string"),
+            "provenance": _nullable("object"),
+            "warc": {"type": "object"},
+            "body": _nullable("string"),
+            "body_bytes": _INT,
+            "body_truncated": {"type": "boolean"},
+        },
+    },
+    "Host": {
+        "type": "object",
+        "required": ["host", "crawl", "delay", "pages_fetched", "errors", "robots"],
+        "properties": {
+            "host": {"type": "string"},
+            "crawl": {"type": "string"},
+            "delay": _NUM,
+            "next_contact": _nullable("string"),
+            "queued": _INT,
+            "admitted": _INT,
+            "budget": _nullable("integer"),
+            "priority": _INT,
+            "demoted": _nullable("string"),
+            "pages_fetched": _INT,
+            "urls": COUNTS,
+            "errors": {"type": "array", "items": {"type": "object"}},
+            "robots": {"type": "array", "items": {"type": "object"}},
+        },
+    },
+    "EventPage": {
+        "type": "object",
+        "required": ["crawl", "events", "last_id"],
+        "properties": {
+            "crawl": {"type": "string"},
+            "events": {"type": "array", "items": {"type": "object"}},
+            "last_id": _INT,
+        },
+    },
+}
+
+_ERR = _json("Error", "an error, for people")
+_AUTH = {"401": _json("Error", "no or a wrong bearer token")}
+_ID = {"name": "id", "in": "path", "required": True, "schema": {"type": "string"}}
+_CRAWL_Q = {
+    "name": "crawl",
+    "in": "query",
+    "required": False,
+    "schema": {"type": "string"},
+    "description": "crawl id (may be left out when there is only one crawl)",
+}
+
+
+def _control(action: str, summary: str) -> dict[str, Any]:
+    return {
+        "post": {
+            "operationId": f"{action}Crawl",
+            "summary": summary,
+            "tags": ["crawls"],
+            "security": [{BEARER: []}],
+            "parameters": [_ID],
+            "responses": {
+                "202": _json("CrawlState", "accepted; the crawl's state now"),
+                **_AUTH,
+                "404": _ERR,
+                "409": _json("Error", "the crawl's state does not allow it"),
+                **(
+                    {"429": _json("Error", "too many crawls running")} if action == "resume" else {}
+                ),
+            },
+        }
+    }
+
+
+PATHS: dict[str, Any] = {
+    "/v1/crawls": {
+        "get": {
+            "operationId": "listCrawls",
+            "summary": "Every crawl with its state and progress",
+            "tags": ["crawls"],
+            "responses": {"200": _json("CrawlList", "the crawls, newest last")},
+        },
+        "post": {
+            "operationId": "createCrawl",
+            "summary": "Start a crawl in the background",
+            "tags": ["crawls"],
+            "security": [{BEARER: []}],
+            "requestBody": {
+                "required": True,
+                "content": {"application/json": {"schema": _ref("CrawlRequest")}},
+            },
+            "responses": {
+                "201": _json("CrawlCreated", "started"),
+                "400": _json("Error", "a bad request: one message per bad field in `fields`"),
+                **_AUTH,
+                "429": _json("Error", "too many crawls running"),
+            },
+        },
+    },
+    "/v1/crawls/{id}": {
+        "get": {
+            "operationId": "getCrawl",
+            "summary": "One crawl: state and progress",
+            "tags": ["crawls"],
+            "parameters": [_ID],
+            "responses": {"200": _json("Crawl", "the crawl"), "404": _ERR},
+        }
+    },
+    "/v1/crawls/{id}/pause": _control("pause", "Take no new URLs (in-flight work finishes)"),
+    "/v1/crawls/{id}/resume": _control("resume", "Go on after a pause (or a failure)"),
+    "/v1/crawls/{id}/stop": _control("stop", "Stop gracefully; the crawl ends finished"),
+    "/v1/pages": {
+        "get": {
+            "operationId": "getPage",
+            "summary": "The latest stored copy of a page, from its WARC record",
+            "tags": ["pages"],
+            "parameters": [
+                {"name": "url", "in": "query", "required": True, "schema": {"type": "string"}},
+                {**_CRAWL_Q, "description": "crawl id (default: the latest copy in any crawl)"},
+                {
+                    "name": "body",
+                    "in": "query",
+                    "required": False,
+                    "schema": {"type": "boolean", "default": True},
+                    "description": "include the body as text (at most 256 Ki characters)",
+                },
+            ],
+            "responses": {"200": _json("Page", "the page"), "400": _ERR, "404": _ERR},
+        }
+    },
+    "/v1/hosts/{host}": {
+        "get": {
+            "operationId": "getHost",
+            "summary": "A host: robots.txt state, delay, next contact, errors, pages",
+            "tags": ["hosts"],
+            "parameters": [
+                {"name": "host", "in": "path", "required": True, "schema": {"type": "string"}},
+                _CRAWL_Q,
+            ],
+            "responses": {"200": _json("Host", "the host"), "400": _ERR, "404": _ERR},
+        }
+    },
+    "/v1/events": {
+        "get": {
+            "operationId": "getEvents",
+            "summary": "Page events: a live Server-Sent Events stream, or a JSON page of them",
+            "description": "With `Accept: text/event-stream`: every committed event after "
+            "`Last-Event-ID` (or `after`), then new ones as they are committed; `id:` is the "
+            "event id, so a reconnecting EventSource misses nothing. Otherwise a JSON page.",
+            "tags": ["events"],
+            "parameters": [
+                _CRAWL_Q,
+                {
+                    "name": "after",
+                    "in": "query",
+                    "required": False,
+                    "schema": {"type": "integer", "minimum": 0},
+                },
+                {
+                    "name": "limit",
+                    "in": "query",
+                    "required": False,
+                    "schema": {"type": "integer", "minimum": 1, "maximum": 1000, "default": 100},
+                },
+                {
+                    "name": "Last-Event-ID",
+                    "in": "header",
+                    "required": False,
+                    "schema": {"type": "string"},
+                },
+            ],
+            "responses": {
+                "200": {
+                    "description": "events",
+                    "content": {
+                        "application/json": {"schema": _ref("EventPage")},
+                        "text/event-stream": {"schema": {"type": "string"}},
+                    },
+                },
+                "400": _ERR,
+                "404": _ERR,
+            },
+        }
+    },
+    "/metrics": {
+        "get": {
+            "operationId": "metrics",
+            "summary": "Prometheus metrics of every crawl",
+            "tags": ["meta"],
+            "responses": {
+                "200": {
+                    "description": "text format 0.0.4",
+                    "content": {"text/plain": {"schema": {"type": "string"}}},
+                }
+            },
+        }
+    },
+}

@@ -1,0 +1,309 @@
+"""The body of ``POST /v1/crawls``: checked field by field, then turned into a config.
+
+Every bad field gets its own message (``{"fields": {"seeds[1]": "..."}}``), and the
+result is also built into a real ``CrawlConfig`` before anything starts, so a request
+that passes here is one the crawler accepts.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from trawl import urls
+from trawl.config import CrawlConfig, Timeouts, load_config
+from trawl.errors import ConfigError, UrlError
+
+MAX_SEEDS = 10_000
+PRIORITIES = {"normal": 0, "low": 10, "idle": 19}  # the crawl's processes' nice value
+SCOPES = ("host", "domain", "any", "allowlist")
+LIMITS: dict[str, tuple[type, float, float]] = {
+    "max_pages": (int, 1, 10**12),
+    "max_depth": (int, 1, 1000),
+    "max_per_host": (int, 1, 10**9),
+    "max_duration": (float, 0.1, 365 * 86400.0),
+    "max_in_flight": (int, 1, 10_000),
+}
+NUMBERS: dict[str, tuple[type, float, float]] = {
+    "delay": (float, 0.0, 3600.0),
+    "timeout": (float, 0.1, 600.0),
+    "parse_workers": (int, 0, 64),
+}
+RECRAWL: dict[str, tuple[type, float, float]] = {
+    "interval": (float, 1.0, 365 * 86400.0),
+    "min": (float, 1.0, 365 * 86400.0),
+    "max": (float, 1.0, 365 * 86400.0),
+}
+FIELDS = frozenset(
+    (
+        "name",
+        "seeds",
+        "scope",
+        "allowed_hosts",
+        "limits",
+        "priority",
+        "agent",
+        "contact",
+        "purpose",
+        "recrawl",
+        "delay",
+        "timeout",
+        "parse_workers",
+        "allow_networks",
+        "resolve",
+        "strip_tracking",
+        "quality",
+    )
+)
+
+
+class SpecError(Exception):
+    """One message per bad field."""
+
+    def __init__(self, fields: dict[str, str]) -> None:
+        super().__init__("; ".join(f"{k}: {v}" for k, v in fields.items()))
+        self.fields = fields
+
+
+def _number(value: Any, kind: type, low: float, high: float) -> tuple[Any, str | None]:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None, "must be a number"
+    if kind is int and (isinstance(value, float) and not value.is_integer()):
+        return None, "must be a whole number"
+    if not low <= value <= high:
+        return None, f"must be between {low:g} and {high:g}"
+    return (int(value) if kind is int else float(value)), None
+
+
+def _strings(value: Any, *, max_items: int) -> str | None:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        return "must be a list of strings"
+    if len(value) > max_items:
+        return f"at most {max_items} items"
+    return None
+
+
+class _Checker:
+    def __init__(self, body: Mapping[str, Any]) -> None:
+        self.body = body
+        self.errors: dict[str, str] = {}
+        self.out: dict[str, Any] = {}
+
+    def run(self) -> dict[str, Any]:
+        for key in self.body:
+            if key not in FIELDS:
+                self.errors[str(key)[:100]] = "unknown field"
+        checks: list[Callable[[], None]] = [
+            self._name,
+            self._seeds,
+            self._scope,
+            self._limits,
+            self._choices,
+            self._agent,
+            self._recrawl,
+            self._numbers,
+            self._network,
+            self._flags,
+        ]
+        for check in checks:
+            check()
+        if self.errors:
+            raise SpecError(self.errors)
+        return self.out
+
+    def _get(self, key: str, default: Any = None) -> Any:
+        return self.body.get(key, default)
+
+    def _name(self) -> None:
+        name = self._get("name", "")
+        if not isinstance(name, str) or len(name) > 200:
+            self.errors["name"] = "must be a string of at most 200 characters"
+        else:
+            self.out["name"] = name
+
+    def _seeds(self) -> None:
+        seeds = self._get("seeds")
+        if seeds is None:
+            self.errors["seeds"] = "required: a list of http(s) URLs"
+            return
+        problem = _strings(seeds, max_items=MAX_SEEDS)
+        if problem is None and not seeds:
+            problem = "needs at least one URL"
+        if problem is not None:
+            self.errors["seeds"] = problem
+            return
+        good = []
+        for i, raw in enumerate(seeds):
+            try:
+                url = urls.normalize(raw.strip())
+                urls.host_key(url)
+            except UrlError as exc:
+                self.errors[f"seeds[{i}]"] = f"not a crawlable URL: {exc.reason}"
+                continue
+            good.append(url)
+        self.out["seeds"] = good
+
+    def _scope(self) -> None:
+        scope = self._get("scope", "host")
+        if scope not in SCOPES:
+            self.errors["scope"] = f"must be one of {', '.join(SCOPES)}"
+            return
+        self.out["scope"] = scope
+        hosts = self._get("allowed_hosts", [])
+        problem = _strings(hosts, max_items=MAX_SEEDS)
+        if problem is not None:
+            self.errors["allowed_hosts"] = problem
+        elif scope == "allowlist" and not hosts:
+            self.errors["allowed_hosts"] = "scope allowlist needs at least one host"
+        else:
+            self.out["allowed_hosts"] = [h.strip().lower() for h in hosts]
+
+    def _limits(self) -> None:
+        limits = self._get("limits", {})
+        if not isinstance(limits, dict):
+            self.errors["limits"] = "must be an object"
+            return
+        out: dict[str, Any] = {}
+        for key, value in limits.items():
+            if key not in LIMITS:
+                self.errors[f"limits.{str(key)[:100]}"] = "unknown limit"
+                continue
+            if value is None:
+                continue
+            out[key], problem = _number(value, *LIMITS[key])
+            if problem:
+                self.errors[f"limits.{key}"] = problem
+        self.out["limits"] = out
+
+    def _choices(self) -> None:
+        for key, allowed, default in (
+            ("priority", tuple(PRIORITIES), "normal"),
+            ("purpose", ("search", "training"), "search"),
+            ("quality", ("none", "gopher"), "none"),
+        ):
+            value = self._get(key, default)
+            if value not in allowed:
+                self.errors[key] = f"must be one of {', '.join(allowed)}"
+            else:
+                self.out[key] = value
+
+    def _agent(self) -> None:
+        agent = self._get("agent", "trawl")
+        if not isinstance(agent, str) or not agent or len(agent) > 60:
+            self.errors["agent"] = "must be a product token of 1 to 60 characters"
+        elif any(not (ch.isalnum() or ch in "-_.") for ch in agent) or not agent.isascii():
+            self.errors["agent"] = "must be a bare product token (letters, digits, - _ .)"
+        else:
+            self.out["agent"] = agent
+        contact = self._get("contact", "https://trawl.invalid/bot")
+        ok = isinstance(contact, str) and len(contact) <= 300 and contact.isprintable()
+        if not ok or not contact.startswith(("http://", "https://", "mailto:")):
+            self.errors["contact"] = "must be an http(s) or mailto: URL of at most 300 characters"
+        else:
+            self.out["contact"] = contact
+
+    def _recrawl(self) -> None:
+        recrawl = self._get("recrawl")
+        if recrawl is None:
+            self.out["recrawl"] = None
+            return
+        if not isinstance(recrawl, dict) or "interval" not in recrawl:
+            self.errors["recrawl"] = 'must be null or an object with "interval" (seconds)'
+            return
+        out: dict[str, float] = {}
+        for key, value in recrawl.items():
+            if key not in RECRAWL:
+                self.errors[f"recrawl.{str(key)[:100]}"] = "unknown setting"
+                continue
+            out[key], problem = _number(value, *RECRAWL[key])
+            if problem:
+                self.errors[f"recrawl.{key}"] = problem
+        low, high = out.get("min", 3600.0), out.get("max", 30 * 86400.0)
+        if "recrawl" not in self.errors and low > high:
+            self.errors["recrawl.min"] = "must not be above recrawl.max"
+        self.out["recrawl"] = out
+
+    def _numbers(self) -> None:
+        for key, bounds in NUMBERS.items():
+            if self._get(key) is None:
+                continue
+            self.out[key], problem = _number(self._get(key), *bounds)
+            if problem:
+                self.errors[key] = problem
+
+    def _network(self) -> None:
+        nets = self._get("allow_networks", [])
+        problem = _strings(nets, max_items=100)
+        if problem is None:
+            for i, net in enumerate(nets):
+                try:
+                    ipaddress.ip_network(net.strip(), strict=False)
+                except ValueError:
+                    self.errors[f"allow_networks[{i}]"] = "not a network (CIDR)"
+            self.out["allow_networks"] = nets
+        else:
+            self.errors["allow_networks"] = problem
+        resolve = self._get("resolve", {})
+        if not isinstance(resolve, dict) or len(resolve) > 10_000:
+            self.errors["resolve"] = "must be an object of host name to IP address"
+            return
+        for host, ip in resolve.items():
+            try:
+                ipaddress.ip_address(ip if isinstance(ip, str) else "")
+            except ValueError:
+                self.errors[f"resolve.{str(host)[:100]}"] = "must be an IP address"
+            if not host or any(ch.isspace() or ch in "=#/" for ch in host):
+                self.errors[f"resolve.{str(host)[:100]}"] = "not a host name"
+        self.out["resolve"] = resolve
+
+    def _flags(self) -> None:
+        value = self._get("strip_tracking", False)
+        if not isinstance(value, bool):
+            self.errors["strip_tracking"] = "must be true or false"
+        else:
+            self.out["strip_tracking"] = value
+
+
+def check_spec(body: Any) -> dict[str, Any]:
+    """The request, checked and with defaults filled in; raises ``SpecError``."""
+    if not isinstance(body, dict):
+        raise SpecError({"body": "must be a JSON object"})
+    spec = _Checker(body).run()
+    try:
+        to_config(spec, Path("/nonexistent/check-only"))
+    except ConfigError as exc:
+        raise SpecError({"body": str(exc)}) from None
+    return spec
+
+
+def to_config(spec: Mapping[str, Any], data_dir: Path) -> CrawlConfig:
+    """The crawl's config: defaults < the request (no file, no environment)."""
+    overrides: dict[str, Any] = {
+        "data_dir": data_dir,
+        "seeds": tuple(spec["seeds"]),
+        "scope": spec["scope"],
+        "allowed_hosts": tuple(spec["allowed_hosts"]),
+        "agent": spec["agent"],
+        "contact": spec["contact"],
+        "purpose": spec["purpose"],
+        "quality": spec["quality"],
+        "strip_tracking": spec["strip_tracking"],
+        "allow_networks": spec["allow_networks"],
+        "resolve": spec["resolve"],
+        **spec["limits"],
+    }
+    for key in ("delay", "parse_workers"):
+        if spec.get(key) is not None:
+            overrides[key] = spec[key]
+    if spec.get("timeout") is not None:
+        t = float(spec["timeout"])
+        overrides["timeouts"] = Timeouts(connect=min(10.0, t), first_byte=t, total=t)
+    recrawl = spec.get("recrawl")
+    if recrawl:
+        overrides["recrawl"] = recrawl["interval"]
+        for key in ("min", "max"):
+            if key in recrawl:
+                overrides[f"recrawl_{key}"] = recrawl[key]
+    return load_config(env={}, overrides=overrides)
