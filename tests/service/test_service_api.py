@@ -195,3 +195,36 @@ async def test_pause_resume_stop_and_restart(tmp_path: Path, web: TestWeb) -> No
             assert doc["progress"]["fetched"] > before
     finally:
         await server.stop()
+
+
+async def test_schemathesis_finds_no_server_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TRAWL_MAX_CRAWLS", "2")  # its valid bodies start real crawls
+    server = Server(tmp_path)
+    await server.start()
+    try:
+        st = str(Path(sys.executable).with_name("schemathesis"))
+        proc = await asyncio.create_subprocess_exec(
+            st,
+            "run",
+            f"{server.url}/api/v1/openapi.json",
+            "-H",
+            f"Authorization: Bearer {TOKEN}",
+            "--checks",
+            "not_a_server_error,response_schema_conformance",
+            "--max-examples",
+            "15",
+            "--request-timeout",
+            "10",
+            "--exclude-path",
+            "/api/v1/search",
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+        )
+        out, _ = await asyncio.wait_for(proc.communicate(), 240)
+        text = out.decode()
+        (tmp_path / "schemathesis.txt").write_text(text)
+        assert proc.returncode == 0, text[-4000:]
+    finally:
+        await server.stop()

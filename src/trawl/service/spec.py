@@ -221,7 +221,8 @@ class _Checker:
             if problem:
                 self.errors[f"recrawl.{key}"] = problem
         low, high = out.get("min", 3600.0), out.get("max", 30 * 86400.0)
-        if "recrawl" not in self.errors and low > high:
+        bad = any(k.startswith("recrawl") for k in self.errors)
+        if not bad and low > high:
             self.errors["recrawl.min"] = "must not be above recrawl.max"
         self.out["recrawl"] = out
 
