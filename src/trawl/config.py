@@ -85,6 +85,7 @@ class CrawlConfig:
     allowed_hosts: tuple[str, ...] = ()
     strip_tracking: bool = False
     follow_nofollow_links: bool = False
+    near_duplicates: bool = True  # MinHash near-duplicate detection (dedup/minhash.py)
     # Training data: documents failing a threshold are not kept (none set by default).
     quality: QualityThresholds = field(default_factory=QualityThresholds)
     # Revisits (a search index kept fresh): None crawls each page once. Otherwise a page

@@ -30,6 +30,7 @@ from trawl.archive.warc import WarcWriter, read_response
 from trawl.clock import Clock, SystemClock
 from trawl.config import CrawlConfig
 from trawl.dedup.hostdups import HostDupTracker
+from trawl.dedup.minhash import MinHasher
 from trawl.errors import UrlError
 from trawl.fetch.address import AddressGuard
 from trawl.fetch.dns import DnsCache
@@ -44,10 +45,11 @@ from trawl.frontier.traps import ScopeFilter, TrapLimits
 from trawl.index.crawling import CrawlIndexing
 from trawl.models import Lease, UrlStatus
 from trawl.parse.page import ParsedPage, ParseJob, ParseOptions, parse_page
-from trawl.parse.stage import KeepPolicy, ParseStage
+from trawl.parse.stage import IndexNearCheck, KeepPolicy, ParseStage
 from trawl.storage.sqlite.counters import SqliteCounters
 from trawl.storage.sqlite.db import Database
 from trawl.storage.sqlite.frontier import SqliteFrontier
+from trawl.storage.sqlite.near import SqliteNearIndex
 from trawl.storage.sqlite.pages import (
     SqliteOriginFileStore,
     SqlitePageStore,
@@ -238,6 +240,8 @@ class Crawl:
             tdm=self.tdm,
             revisits=self.revisits,
         )
+        hasher = MinHasher() if c.near_duplicates else None
+        near = None if hasher is None else IndexNearCheck(SqliteNearIndex(db, hasher))
         self.parser = ParseStage(
             frontier=self.frontier,
             admission=self.admission,
@@ -250,6 +254,7 @@ class Crawl:
             policy=KeepPolicy(
                 training=c.honour_ai_opt_outs, agents=c.robots_agents, quality=c.quality
             ),
+            near=near,
             host_dups=HostDupTracker(),
             revisits=self.revisits,
         )
@@ -267,6 +272,7 @@ class Crawl:
             follow_nofollow_links=c.follow_nofollow_links,
             strip_tracking=c.strip_tracking,
             quality=c.purpose == "training" or c.quality.active,
+            near=hasher,
         )
         db.set_meta("config", config_json(c))
 

@@ -8,9 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from trawl.dedup.near import BlockTables, MemoryNearIndex, NearDupIndex, assign
+from trawl.dedup.minhash import MinHasher
+from trawl.dedup.near import MemoryNearIndex, NearDupIndex, assign
 from trawl.storage.sqlite.db import Database
 from trawl.storage.sqlite.near import SqliteNearIndex
+from trawl.testing._sample_text import text_generator
 
 
 class NearBackend:
@@ -20,14 +22,14 @@ class NearBackend:
         self.db: Database | None = None
         self._memory: MemoryNearIndex | None = None
 
-    def open(self, *, k: int = 3, blocks: int | None = None) -> NearDupIndex:
+    def open(self, hasher: MinHasher | None = None) -> NearDupIndex:
         if self.name == "memory":
             if self._memory is None:
-                self._memory = MemoryNearIndex(k, blocks=blocks)
+                self._memory = MemoryNearIndex(hasher)
             return self._memory
         if self.db is None:
             self.db = Database(self.path / "state.db")
-        return SqliteNearIndex(self.db, k=k, blocks=blocks)
+        return SqliteNearIndex(self.db, hasher)
 
     def restart(self, *, crash: bool) -> None:
         if self.db is not None:
@@ -45,73 +47,68 @@ def near(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[NearBackend
     b.close()
 
 
-def _flip(sig: int, bits: list[int]) -> int:
-    for b in bits:
-        sig ^= 1 << b
-    return sig - (1 << 64) if sig >> 63 else sig
+def _text(seed: int, words: int = 400) -> str:
+    return "\n".join(text_generator(0).prose(random.Random(seed), words))
 
 
-def test_finds_within_k_and_not_beyond(near: NearBackend) -> None:
-    index = near.open(k=3)
-    rng = random.Random(1)
-    base = rng.getrandbits(64)
-    index.add(base, "c1", "d1")
+def _sig(text: str) -> bytes:
+    sig = MinHasher().signature(text)
+    assert sig is not None
+    return sig
+
+
+def test_finds_similar_and_not_different(near: NearBackend) -> None:
+    index = near.open()
+    a = _text(1)
+    index.add(_sig(a), "c1", "d1")
     assert index.count() == 1
-    for bits in ([], [0], [5, 63], [1, 17, 40], [15, 16, 31]):
-        match = index.find(_flip(base, bits))
-        assert match is not None and match.distance == len(bits)
-        assert (match.cluster_id, match.doc_key) == ("c1", "d1")
-    assert index.find(_flip(base, [1, 2, 3, 4])) is None
-    assert index.find(base ^ ((1 << 64) - 1)) is None
+    edited = a.replace(". ", ". Indeed, ", 2) + " Posted 3 March 2026."
+    match = index.find(_sig(edited))
+    assert match is not None and (match.cluster_id, match.doc_key) == ("c1", "d1")
+    assert 0.5 <= match.similarity < 1.0
+    assert index.find(_sig(_text(2))) is None
 
 
-def test_nearest_wins_then_earliest(near: NearBackend) -> None:
+def test_best_wins(near: NearBackend) -> None:
     index = near.open()
-    base = 0x0123456789ABCDEF
-    index.add(_flip(base, [1, 2]), "far", "far")
-    index.add(_flip(base, [9]), "near", "near")
-    index.add(_flip(base, [10]), "later", "later")
-    match = index.find(base)
-    assert match is not None and match.cluster_id == "near" and match.distance == 1
-
-
-def test_signed_and_unsigned_forms_are_one(near: NearBackend) -> None:
-    index = near.open()
-    index.add((1 << 64) - 5, "c", "d")
-    match = index.find(-5)
-    assert match is not None and match.distance == 0 and match.signature == -5
+    a = _text(3)
+    index.add(_sig(a[: len(a) * 2 // 3]), "part", "part")
+    index.add(_sig(a), "whole", "whole")
+    match = index.find(_sig(a))
+    assert match is not None and match.cluster_id == "whole" and match.similarity == 1.0
 
 
 def test_adding_a_doc_again_does_nothing(near: NearBackend) -> None:
     index = near.open()
-    index.add(42, "c", "d")
-    index.add(42, "other", "d")
+    s = _sig(_text(4))
+    index.add(s, "c", "d")
+    index.add(s, "other", "d")
     assert index.count() == 1
-    match = index.find(42)
+    match = index.find(s)
     assert match is not None and match.cluster_id == "c"
 
 
 def test_cluster_policy(near: NearBackend) -> None:
     index = near.open()
-    first = assign(index, 1000, "a")
+    a = _text(5)
+    first = assign(index, _sig(a), "a")
     assert (first.cluster_id, first.near_duplicate_of) == ("a", None)
-    second = assign(index, _flip(1000, [40, 41]), "b")
-    assert (second.cluster_id, second.near_duplicate_of, second.distance) == ("a", "a", 2)
-    assert index.count() == 1  # members are not added: no chaining away from the founder
-    again = assign(index, 1000, "a")  # the founder parsed again keeps its cluster
+    index.add(_sig(a), first.cluster_id, "a")  # the caller adds founders it stored
+    second = assign(index, _sig(a + " Comments: 3"), "b")
+    assert (second.cluster_id, second.near_duplicate_of) == ("a", "a")
+    again = assign(index, _sig(a), "a")  # the founder parsed again keeps its cluster
     assert (again.cluster_id, again.near_duplicate_of) == ("a", None)
-    other = assign(index, ~1000, "c")
+    other = assign(index, _sig(_text(6)), "c")
     assert (other.cluster_id, other.near_duplicate_of) == ("c", None)
 
 
-def test_many_random_signatures(near: NearBackend) -> None:
-    index = near.open(k=3, blocks=5)
-    rng = random.Random(7)
-    sigs = [rng.getrandbits(64) for _ in range(2000)]
-    for n, s in enumerate(sigs):
-        index.add(s, f"c{n}", f"d{n}")
-    for n in range(0, 2000, 37):
-        match = index.find(_flip(sigs[n], rng.sample(range(64), 3)))
+def test_many_signatures(near: NearBackend) -> None:
+    index = near.open()
+    texts = [_text(100 + n, 150) for n in range(150)]
+    for n, t in enumerate(texts):
+        index.add(_sig(t), f"c{n}", f"d{n}")
+    for n in range(0, 150, 13):
+        match = index.find(_sig(texts[n] + " Updated today."))
         assert match is not None and match.doc_key == f"d{n}"
 
 
@@ -119,30 +116,26 @@ def test_survives_restart_and_loses_uncommitted(near: NearBackend) -> None:
     if near.name == "memory":
         pytest.skip("the memory index does not persist")
     index = near.open()
-    index.add(7, "c7", "d7")
+    a, b = _sig(_text(7)), _sig(_text(8))
+    index.add(a, "c7", "d7")
     assert near.db is not None
     near.db.commit()
-    index.add(8 << 40, "c8", "d8")
+    index.add(b, "c8", "d8")
     near.restart(crash=True)
     index = near.open()
     assert index.count() == 1
-    assert index.find(7) is not None and index.find(8 << 40) is None
+    assert index.find(a) is not None and index.find(b) is None
 
 
-def test_layout_change_rebuilds_keys(near: NearBackend) -> None:
+def test_layout_change_rebuilds_bands(near: NearBackend) -> None:
     if near.name == "memory":
         pytest.skip("the memory index does not persist")
-    index = near.open(k=3)
-    index.add(12345, "c", "d")
+    s = _sig(_text(9))
+    near.open().add(s, "c", "d")
     near.restart(crash=False)
-    index = near.open(k=4, blocks=6)
-    match = index.find(_flip(12345, [0, 20, 40, 60]))
+    index = near.open(MinHasher(bands=16))
+    match = index.find(s)
     assert match is not None and match.doc_key == "d"
-
-
-def test_block_layout() -> None:
-    t = BlockTables(3)
-    assert t.tables == 4 and len({bin(m).count("1") for m in t.masks}) == 1
-    assert BlockTables(3, 6).tables == 20
-    with pytest.raises(ValueError, match="blocks"):
-        BlockTables(3, 3)
+    near.restart(crash=False)
+    index = near.open(MinHasher(shingle=4))  # signatures no longer comparable: emptied
+    assert index.count() == 0

@@ -224,6 +224,26 @@ def test_duplicates_canonical_and_robots_directives(crawled: Result) -> None:
     assert r.url("content.test", "/nofollowed-target") not in r.states
 
 
+def test_near_duplicates_keep_one_document_per_family(crawled: Result) -> None:
+    r = crawled
+    (family,) = r.web.near_duplicate_groups()
+    states = {u: r.states[u] for u in family}
+    kept = [u for u, s in states.items() if s == ("parsed", "stored")]
+    assert len(kept) == 1
+    for url, (status, outcome) in states.items():
+        if url not in kept:
+            assert (status, outcome) == ("parsed", f"near duplicate of {kept[0]}"), url
+    # Other articles on the same template are kept as documents of their own.
+    for n in (3, 4, 5):  # article 1 has exact copies elsewhere
+        assert r.state("content.test", f"/articles/{n}")[1] == "stored"
+    records = []
+    for f in sorted((r.data / "text").glob("*.jsonl.gz")):
+        records += [orjson.loads(line) for line in gzip.decompress(f.read_bytes()).splitlines()]
+    urls = [rec["url"] for rec in records]
+    assert sum(u in family for u in urls) == 1
+    assert all(rec["provenance"]["near_cluster"] == rec["cluster"] for rec in records)
+
+
 def test_traps_are_bounded_and_counted(crawled: Result) -> None:
     dropped = {k[8:]: v for k, v in crawled.summary.counters.items() if k.startswith("dropped:")}
     assert dropped["host budget"] > 0

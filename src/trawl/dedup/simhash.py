@@ -23,7 +23,7 @@ import numpy as np
 import numpy.typing as npt
 import xxhash
 
-__all__ = ["SHINGLE_WORDS", "hamming", "simhash", "tokens"]
+__all__ = ["SHINGLE_WORDS", "hamming", "shingle_hashes", "simhash", "tokens"]
 
 SHINGLE_WORDS = 3
 """Words per shingle (chosen by bench/bench_neardup.py)."""
@@ -63,7 +63,8 @@ def tokens(text: str) -> list[bytes]:
     return data.translate(_ASCII_TABLE).split()
 
 
-def _shingle_hashes(words: list[bytes], size: int) -> npt.NDArray[np.uint64]:
+def shingle_hashes(words: list[bytes], size: int) -> npt.NDArray[np.uint64]:
+    """The distinct 64-bit hashes of the ``size``-word shingles of ``words``, sorted."""
     h = np.fromiter(map(_xxh3, words), dtype=np.uint64, count=len(words))
     size = max(1, min(size, len(h)))
     count = len(h) - size + 1
@@ -90,7 +91,7 @@ def simhash(text: str, *, shingle: int = SHINGLE_WORDS) -> int:
     words = tokens(text)
     if not words:
         return 0
-    hashes = _shingle_hashes(words, shingle)
+    hashes = shingle_hashes(words, shingle)
     # Set bits per position: one histogram of the 8 byte columns (as 8 x 256 bins),
     # then each byte value's bits; cheaper than unpacking every bit of every hash.
     columns = hashes.astype("<u8", copy=False).view(np.uint8).reshape(-1, 8).astype(np.intp)

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from selectolax.lexbor import LexborHTMLParser
 
 from trawl import urls
+from trawl.dedup.minhash import MinHasher, Signature
 from trawl.errors import UrlError
 from trawl.parse import directives, tdm
 from trawl.parse.charset import decode_html
@@ -36,6 +37,7 @@ class ParseOptions:
     strip_tracking: bool = False
     detect_language: bool = True
     quality: bool = False  # compute quality signals (training crawls, or thresholds set)
+    near: MinHasher | None = None  # compute the near-duplicate signature
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +68,7 @@ class ParsedPage:
     bad_links: int = 0  # hrefs that are not crawlable URLs
     tdm: TdmDecision | None = None  # from the page's own header or meta (meta wins)
     quality: QualitySignals | None = None
+    near_signature: Signature | None = None  # MinHash of the main text
     error: str | None = None
     meta: dict[str, str] = field(default_factory=dict)
 
@@ -133,6 +136,7 @@ def _parse(job: ParseJob, options: ParseOptions) -> ParsedPage:
         bad_links=bad,
         tdm=tdm_meta or tdm_header,
         quality=quality_signals(text) if options.quality and text else None,
+        near_signature=options.near.signature(text) if options.near and text else None,
         meta={name.lower(): content for name, content in metas if name},
     )
 

@@ -22,6 +22,7 @@ from trawl.archive.segments import Location
 from trawl.archive.textstore import TextStore
 from trawl.clock import Clock
 from trawl.dedup.hostdups import HostDupTracker, Outcome
+from trawl.dedup.near import NearDupIndex, assign
 from trawl.frontier.admission import Admission, Candidate, CounterSink
 from trawl.frontier.revisit import Revisits
 from trawl.models import UrlStatus
@@ -48,6 +49,29 @@ class NearVerdict:
 
 class NearDupCheck(Protocol):
     def __call__(self, page: ParsedPage) -> NearVerdict: ...
+
+    def keep(self, page: ParsedPage, cluster: str) -> None:
+        """The page's text was stored: later pages may repeat it."""
+        ...
+
+
+class IndexNearCheck:
+    """``NearDupCheck`` over a ``NearDupIndex``, with the cluster policy of ``assign``."""
+
+    def __init__(self, index: NearDupIndex) -> None:
+        self._index = index
+
+    def __call__(self, page: ParsedPage) -> NearVerdict:
+        key = page.content_hash
+        if page.near_signature is None or key is None:
+            return NearVerdict(cluster=key or "")
+        a = assign(self._index, page.near_signature, key)
+        return NearVerdict(cluster=a.cluster_id, duplicate_of=a.near_duplicate_of)
+
+    def keep(self, page: ParsedPage, cluster: str) -> None:
+        # Founders only: members are not added, so a cluster cannot chain away.
+        if page.near_signature is not None and page.content_hash == cluster:
+            self._index.add(page.near_signature, cluster, cluster)
 
 
 @dataclass(frozen=True, slots=True)
@@ -208,12 +232,15 @@ class ParseStage:
                 "tdm_policy": tdm.policy,
                 "tdm_source": tdm.source,
                 "license": page.license,
+                "near_cluster": cluster,
             },
         }
         if page.quality is not None:
             record["quality"] = page.quality.as_dict()
             record["quality_failures"] = []
         text_at = self._texts.append(record)
+        if self._near is not None:
+            self._near.keep(page, cluster)
         self._pages.add(
             PageRecord(
                 content_hash=page.content_hash,

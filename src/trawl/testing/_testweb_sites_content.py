@@ -47,8 +47,11 @@ def _near_duplicate(page: Page, title: str, article: str, variant: int) -> str:
         for c in range(variant)
     )
     extra = page.nav([(f"/near/{(variant % 3) + 1}", "Another version"), ("/sitemap", "Sitemap")])
+    # A correction note inside the article: the main text differs from the original's
+    # by a line, so only near-duplicate detection (not the exact hash) can join them.
+    note = f"<p>Update {variant}: corrected on 2026-03-{10 + variant:02d} at {8 + variant}:15.</p>"
     return (
-        _template(page, title, article, date=f"2026-03-{10 + variant:02d} {8 + variant}:15")
+        _template(page, title, article + note, date=f"2026-03-{10 + variant:02d} {8 + variant}:15")
         + f"\n{ads}\n<section class=comments><ul>{comments}</ul></section>\n<nav>{extra}</nav>"
     )
 

@@ -1,46 +1,46 @@
 """The near-duplicate index (``trawl.dedup.near.NearDupIndex``) on the crawl's database.
 
-Two tables: ``near_docs`` holds each stored signature once (with its cluster and doc
-key), ``near_keys`` one row per table of the block layout, keyed by (table, key) so a
-query is one index range per table. ``near_keys`` carries the signature too, so the
-candidates' distances are checked without touching ``near_docs``; only the winner's
-cluster is read from there. Everything is written in the crawl's open transaction and
-becomes durable with its commit, like the pages it describes.
+Two tables: ``minhash_docs`` holds each founder's signature once (with its cluster and
+doc key), ``minhash_bands`` one row per band key, keyed by (key, doc) so a query is one
+index probe per band. Everything is written in the crawl's open transaction and
+becomes durable with its commit, like the pages it describes; a page parsed again
+after a crash finds only what committed plus the current transaction, so never its
+own rolled-back attempt.
 
-The layout (``k`` and ``blocks``) is recorded in ``meta``; opening with another layout
-rebuilds the keys from the stored signatures, so the setting can change between runs.
+The hasher's layout (shingle, permutations, bands, seed) is recorded in ``meta``;
+opening with another band count rebuilds the band keys from the stored signatures.
+Signatures made with another shingle size, permutation count or seed are not
+comparable, so that change empties the index (later pages found new clusters).
 """
 
 from __future__ import annotations
 
-from trawl.dedup.near import DEFAULT_K, BlockTables, NearMatch, nearest
+from trawl.dedup.minhash import MinHasher, Signature
+from trawl.dedup.near import NearMatch, best
 from trawl.storage.sqlite.db import Database
 
 _SCHEMA = """
-CREATE TABLE IF NOT EXISTS near_docs (
+CREATE TABLE IF NOT EXISTS minhash_docs (
     id INTEGER PRIMARY KEY,
-    signature INTEGER NOT NULL,
+    signature BLOB NOT NULL,
     cluster TEXT,  -- NULL: the doc founded its own cluster (cluster = doc_key)
     doc_key TEXT NOT NULL UNIQUE
 );
--- One row per (table, signature): the key is the signature's bits in the table's blocks.
-CREATE TABLE IF NOT EXISTS near_keys (
-    tbl INTEGER NOT NULL,
+CREATE TABLE IF NOT EXISTS minhash_bands (
     key INTEGER NOT NULL,
     doc INTEGER NOT NULL,
-    sig INTEGER NOT NULL,
-    PRIMARY KEY (tbl, key, doc)
+    PRIMARY KEY (key, doc)
 ) WITHOUT ROWID;
 """
 
-_LAYOUT_KEY = "near.layout"
+_LAYOUT_KEY = "near.minhash"
 
 
 class SqliteNearIndex:
     """``NearDupIndex`` over SQLite: survives restarts, shares the crawl's commits."""
 
-    def __init__(self, db: Database, *, k: int = DEFAULT_K, blocks: int | None = None) -> None:
-        self.layout = BlockTables(k, blocks)
+    def __init__(self, db: Database, hasher: MinHasher | None = None) -> None:
+        self._hasher = hasher or MinHasher()
         self._db = db
         self._c = db.conn
         # Statement by statement inside the open transaction: ``executescript`` would
@@ -48,66 +48,57 @@ class SqliteNearIndex:
         for statement in _SCHEMA.split(";"):
             if statement.strip():
                 self._c.execute(statement)
-        tables = self.layout.tables
-        self._query = " UNION ALL ".join(
-            ["SELECT doc, sig FROM near_keys WHERE tbl=? AND key=?"] * tables
-        )
         self._ensure_layout()
 
     @property
-    def k(self) -> int:
-        return self.layout.k
+    def hasher(self) -> MinHasher:
+        return self._hasher
 
     def _ensure_layout(self) -> None:
-        wanted = f"k={self.layout.k},blocks={self.layout.blocks}"
+        h = self._hasher
+        signature_layout = f"shingle={h.shingle},perms={h.perms},seed={h.seed}"
+        wanted = f"{signature_layout};bands={h.bands}"
         stored = self._db.get_meta(_LAYOUT_KEY)
         if stored == wanted:
             return
         if stored is not None:
-            self._c.execute("DELETE FROM near_keys")
-            rows = self._c.execute("SELECT id, signature FROM near_docs").fetchall()
-            for doc, signature in rows:
-                self._insert_keys(doc, signature)
+            self._c.execute("DELETE FROM minhash_bands")
+            if stored.split(";")[0] != signature_layout:
+                self._c.execute("DELETE FROM minhash_docs")
+            for doc, signature in self._c.execute("SELECT id, signature FROM minhash_docs"):
+                self._insert_bands(int(doc), bytes(signature))
         self._db.set_meta(_LAYOUT_KEY, wanted)
 
-    def _insert_keys(self, doc: int, signature: int) -> None:
+    def _insert_bands(self, doc: int, signature: Signature) -> None:
         self._c.executemany(
-            "INSERT OR IGNORE INTO near_keys(tbl, key, doc, sig) VALUES(?,?,?,?)",
-            [(t, key, doc, signature) for t, key in self.layout.keys(signature)],
+            "INSERT OR IGNORE INTO minhash_bands(key, doc) VALUES(?,?)",
+            [(key, doc) for key in self._hasher.band_keys(signature)],
         )
 
-    def add(self, signature: int, cluster_id: str, doc_key: str) -> None:
-        signature = _signed(signature)
+    def add(self, signature: Signature, cluster_id: str, doc_key: str) -> None:
         cur = self._c.execute(
-            "INSERT OR IGNORE INTO near_docs(signature, cluster, doc_key) VALUES(?,?,?)",
+            "INSERT OR IGNORE INTO minhash_docs(signature, cluster, doc_key) VALUES(?,?,?)",
             (signature, None if cluster_id == doc_key else cluster_id, doc_key),
         )
         if cur.rowcount == 1 and cur.lastrowid is not None:
-            self._insert_keys(cur.lastrowid, signature)
+            self._insert_bands(cur.lastrowid, signature)
 
-    def find(self, signature: int) -> NearMatch | None:
-        params: list[int] = []
-        for table, key in self.layout.keys(signature):
-            params += (table, key)
-        candidates = self._c.execute(self._query, params).fetchall()
-        best = nearest(signature, candidates, self.layout.k)
-        if best is None:
+    def find(self, signature: Signature) -> NearMatch | None:
+        keys = self._hasher.band_keys(signature)
+        marks = ",".join("?" * len(keys))
+        rows = self._c.execute(
+            f"SELECT id, signature FROM minhash_docs WHERE id IN "  # only ? placeholders
+            f"(SELECT doc FROM minhash_bands WHERE key IN ({marks}))",
+            keys,
+        ).fetchall()
+        found = best(self._hasher, signature, [(int(d), bytes(s)) for d, s in rows])
+        if found is None:
             return None
-        distance, doc, stored = best
-        row = self._c.execute(
-            "SELECT cluster, doc_key FROM near_docs WHERE id=?", (doc,)
+        similarity, doc = found
+        cluster, doc_key = self._c.execute(
+            "SELECT cluster, doc_key FROM minhash_docs WHERE id=?", (doc,)
         ).fetchone()
-        if row is None:  # cannot happen: keys are written with their doc
-            return None
-        cluster, doc_key = row
-        return NearMatch(
-            stored, distance, str(doc_key if cluster is None else cluster), str(doc_key)
-        )
+        return NearMatch(similarity, str(doc_key if cluster is None else cluster), str(doc_key))
 
     def count(self) -> int:
-        return int(self._c.execute("SELECT count(*) FROM near_docs").fetchone()[0])
-
-
-def _signed(value: int) -> int:
-    value &= (1 << 64) - 1
-    return value - (1 << 64) if value >> 63 else value
+        return int(self._c.execute("SELECT count(*) FROM minhash_docs").fetchone()[0])

@@ -1,0 +1,108 @@
+"""MinHash signatures with LSH banding: the near-duplicate signature of a page's text.
+
+Runs in the parse workers on every page, so it is built for speed and shares the
+tokenising and shingle hashing of ``trawl.dedup.simhash`` (lower-cased words, each
+shingle of ``shingle`` consecutive words hashed to 64 bits, duplicates dropped). Each
+of the ``perms`` hash functions is ``a * x + b (mod 2^64)`` with a random odd ``a``:
+a bijection of the shingle hashes, so its minimum picks a uniformly random shingle,
+and two texts agree on one minimum with probability their Jaccard similarity. All
+``perms`` minima come from one numpy product (shingles x perms); the top 32 bits of
+each are kept, so a signature is ``4 * perms`` bytes.
+
+LSH: the signature is cut into ``bands`` of ``rows`` values; two texts whose
+similarity is ``s`` share at least one band with probability ``1 - (1 - s^rows)^bands``,
+an S-curve around ``(1 / bands)^(1 / rows)``. Each band is hashed (xxh3, seeded with
+the band number, so one key space serves every band) to a signed 64-bit key that fits
+an SQLite INTEGER. Candidates sharing a band are then verified: the share of equal
+values estimates their Jaccard similarity, which must reach ``threshold``.
+Parameters were chosen with ``bench/bench_neardup.py``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import numpy.typing as npt
+import xxhash
+
+from trawl.dedup.simhash import shingle_hashes, tokens
+
+__all__ = ["MinHasher", "Signature"]
+
+Signature = bytes
+"""``perms`` little-endian uint32 minima."""
+
+_CHUNK = 4096  # shingles per product, so the (shingles x perms) matrix stays small
+
+
+def _signed(value: int) -> int:
+    return value - (1 << 64) if value >> 63 else value
+
+
+@dataclass(frozen=True, slots=True)
+class MinHasher:
+    """The signature scheme: shingle size, permutations, banding, verification threshold."""
+
+    shingle: int = 3
+    perms: int = 128
+    bands: int = 32
+    threshold: float = 0.5
+    seed: int = 1
+    _a: npt.NDArray[np.uint64] = field(init=False, repr=False, compare=False)
+    _b: npt.NDArray[np.uint64] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if self.perms < 1 or self.bands < 1 or self.perms % self.bands:
+            raise ValueError("perms must be a positive multiple of bands")
+        if not 0.0 < self.threshold <= 1.0:
+            raise ValueError("threshold must be in (0, 1]")
+        rng = np.random.default_rng(self.seed)
+        a = rng.integers(0, 2**63, self.perms, dtype=np.uint64) * np.uint64(2) + np.uint64(1)
+        b = rng.integers(0, 2**63, self.perms, dtype=np.uint64)
+        object.__setattr__(self, "_a", a)
+        object.__setattr__(self, "_b", b)
+
+    @property
+    def rows(self) -> int:
+        return self.perms // self.bands
+
+    @property
+    def layout(self) -> str:
+        """What the stored band keys depend on (a change means rebuilding them)."""
+        return f"shingle={self.shingle},perms={self.perms},bands={self.bands},seed={self.seed}"
+
+    def signature(self, text: str) -> Signature | None:
+        """The MinHash signature of ``text``; None for a text without words."""
+        words = tokens(text)
+        if not words:
+            return None
+        hashes = shingle_hashes(words, self.shingle)
+        low = np.full(self.perms, np.iinfo(np.uint64).max, dtype=np.uint64)
+        for start in range(0, len(hashes), _CHUNK):
+            part = hashes[start : start + _CHUNK, None]
+            np.minimum(low, (part * self._a + self._b).min(axis=0), out=low)
+        return (low >> np.uint64(32)).astype("<u4").tobytes()
+
+    def band_keys(self, signature: Signature) -> list[int]:
+        """One signed 64-bit key per band (equal keys: equal values in that band)."""
+        width = 4 * self.rows
+        return [
+            _signed(xxhash.xxh3_64_intdigest(signature[i * width : (i + 1) * width], seed=i))
+            for i in range(self.bands)
+        ]
+
+    def similarity(self, a: Signature, b: Signature) -> float:
+        """The estimated Jaccard similarity of the two texts' shingle sets."""
+        va = np.frombuffer(a, dtype="<u4")
+        vb = np.frombuffer(b, dtype="<u4")
+        return float(np.count_nonzero(va == vb)) / self.perms
+
+    def similarities(self, query: Signature, stored: list[Signature]) -> npt.NDArray[np.float64]:
+        """``similarity(query, s)`` for every ``s`` in ``stored``, in one numpy pass."""
+        if not stored:
+            return np.zeros(0)
+        q = np.frombuffer(query, dtype="<u4")
+        m = np.frombuffer(b"".join(stored), dtype="<u4").reshape(len(stored), self.perms)
+        counts: npt.NDArray[np.float64] = np.count_nonzero(m == q, axis=1) / self.perms
+        return counts
