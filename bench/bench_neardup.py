@@ -1,6 +1,6 @@
 """Near-duplicate detection: precision and recall on generated pages, and its cost.
 
-    python bench/bench_neardup.py [--articles 200] [--index-docs 1000000]
+    python -m bench.bench_neardup [--articles 200] [--index-docs 100000]
 
 Each generated article is rendered on one news template into several variants that
 should be near-duplicates of each other: another date, other ads, other navigation and
@@ -10,8 +10,9 @@ crawl, on the main text that ``trawl.parse.extract.extract`` keeps from the full
 the same on the page's whole visible text shows what extraction buys.
 
 Pairs: precision = true near-duplicate pairs found / all pairs found; recall = true
-pairs found / all true pairs (a pair is "found" when its signatures are within k; the
-block index finds exactly those). Figures are printed, never asserted.
+pairs found / all true pairs. A pair is "found" as the index finds it: the two MinHash
+signatures share an LSH band and their estimated Jaccard reaches the threshold.
+Figures are printed, never asserted.
 """
 
 from __future__ import annotations
@@ -24,9 +25,8 @@ from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
-from selectolax.lexbor import LexborHTMLParser
 
-from trawl.dedup.simhash import simhash
+from trawl.dedup.minhash import MinHasher
 from trawl.parse.extract import extract
 from trawl.storage.sqlite.db import Database
 from trawl.storage.sqlite.near import SqliteNearIndex
@@ -88,136 +88,105 @@ def render(g: TextGenerator, a: Article, variant: str, seed: str) -> str:
     )
 
 
-def visible_text(html: str) -> str:
-    body = LexborHTMLParser(html).body
-    return "" if body is None else body.text(separator="\n")
-
-
-def pair_table(
-    sigs: npt.NDArray[np.int64], family: npt.NDArray[np.int64], ks: list[int]
-) -> list[tuple[int, float, float]]:
-    u = sigs.view(np.uint64)
-    i, j = np.triu_indices(len(u), 1)
-    dist = np.bitwise_count(u[i] ^ u[j])
+def pairs(m: MinHasher, texts: list[str], family: npt.NDArray[np.int64]) -> str:
+    sigs = [m.signature(t) or b"" for t in texts]
+    values = np.array([np.frombuffer(s, dtype="<u4") for s in sigs])
+    keys = np.array([m.band_keys(s) for s in sigs])
+    i, j = np.triu_indices(len(sigs), 1)
+    equal = np.zeros(len(i), dtype=np.int32)
+    for p in range(m.perms):
+        equal += values[i, p] == values[j, p]
+    band = np.zeros(len(i), dtype=bool)
+    for b in range(m.bands):
+        band |= keys[i, b] == keys[j, b]
+    found = band & (equal / m.perms >= m.threshold)
     true = family[i] == family[j]
-    out = []
-    for k in ks:
-        found = dist <= k
-        tp = int(np.count_nonzero(found & true))
-        precision = tp / max(1, int(np.count_nonzero(found)))
-        recall = tp / max(1, int(np.count_nonzero(true)))
-        out.append((k, precision, recall))
-    return out
+    tp = int(np.count_nonzero(found & true))
+    precision = tp / max(1, int(np.count_nonzero(found)))
+    recall = tp / max(1, int(np.count_nonzero(true)))
+    return f"precision {precision:.3f} recall {recall:.3f}"
 
 
-def detection(args: argparse.Namespace) -> None:
+def detection(articles: int) -> list[str]:
     g = text_generator(0)
     pages: list[tuple[int, str]] = []
-    for n in range(args.articles):
+    for n in range(articles):
         a = Article(g, n)
         pages += [(n, render(g, a, v, f"{n}:{v}")) for v in VARIANTS]
     family = np.array([n for n, _ in pages], dtype=np.int64)
-    t0 = time.process_time()
-    extracted = [extract(html).text for _, html in pages]
-    extract_ms = (time.process_time() - t0) / len(pages) * 1000
-    raw = [visible_text(html) for _, html in pages]
-    print(f"{len(pages)} pages: {args.articles} articles x {len(VARIANTS)} variants {VARIANTS}")
-    print(
-        f"extraction {extract_ms:.2f} ms/page (cpu); median extracted words "
-        f"{int(np.median([len(t.split()) for t in extracted]))}, visible words "
-        f"{int(np.median([len(t.split()) for t in raw]))}"
-    )
-    ks = [2, 3, 4, 6, 8, 10]
-    print("\nprecision / recall of pairs by shingle size and k")
-    print(f"{'input':<10}{'shingle':>8}  " + "".join(f"{'k=' + str(k):>13}" for k in ks))
-    for label, texts in (("extracted", extracted), ("raw page", raw)):
-        for shingle in (1, 2, 3, 4, 5):
-            sigs = np.array([simhash(t, shingle=shingle) for t in texts], dtype=np.int64)
-            cells = "".join(f"{p:>6.3f}/{r:<6.3f}" for _, p, r in pair_table(sigs, family, ks))
-            print(f"{label:<10}{shingle:>8}  {cells}")
-    breakdown(extracted, pages, args.articles)
-    cost(extracted)
-
-
-def breakdown(texts: list[str], pages: list[tuple[int, str]], articles: int) -> None:
-    """Recall of variant-vs-original pairs, by variant and by article length (shingle 3)."""
-    sigs = np.array([simhash(t) for t in texts], dtype=np.int64).view(np.uint64)
-    v = len(VARIANTS)
-    lengths = np.array([len(texts[n * v].split()) for n in range(articles)])
-    print("\nrecall of variant vs original (extracted, shingle 3), by variant and article words")
-    buckets = [(0, 250), (250, 500), (500, 1000), (1000, 10**9)]
-    head = "".join(f"{f'{lo}-{hi}' if hi < 10**9 else f'{lo}+':>12}" for lo, hi in buckets)
-    for k in (3, 6):
-        print(f"k={k:<3}{'variant':<14}{head}")
-        for j, name in enumerate(VARIANTS[1:], 1):
-            d = np.bitwise_count(sigs[0::v] ^ sigs[j::v])
-            cells = ""
-            for lo, hi in buckets:
-                sel = (lengths >= lo) & (lengths < hi)
-                cells += f"{np.mean(d[sel] <= k) if sel.any() else float('nan'):>12.2f}"
-            print(f"     {name:<14}{cells}")
+    texts = [extract(html).text for _, html in pages]
+    print(f"{len(pages)} pages: {articles} articles x {len(VARIANTS)} variants {VARIANTS}")
+    for shingle in (3, 4, 5):
+        for bands, threshold in ((16, 0.5), (32, 0.5), (32, 0.6)):
+            m = MinHasher(shingle=shingle, bands=bands, threshold=threshold)
+            print(
+                f"shingle {shingle} bands {bands} threshold {threshold}: {pairs(m, texts, family)}"
+            )
+    return texts
 
 
 def cost(texts: list[str]) -> None:
+    m = MinHasher()
     t0 = time.process_time()
-    sigs = [simhash(t) for t in texts for _ in range(5)]
+    sigs = [m.signature(t) or b"" for t in texts]
     sig_ms = (time.process_time() - t0) / len(sigs) * 1000
     with tempfile.TemporaryDirectory() as tmp:
         db = Database(Path(tmp) / "state.db")
-        index = SqliteNearIndex(db)
+        index = SqliteNearIndex(db, m)
         t0 = time.process_time()
-        for n, s in enumerate(sigs[::5]):
+        for n, s in enumerate(sigs):
             if index.find(s) is None:
                 index.add(s, str(n), str(n))
-        look_ms = (time.process_time() - t0) / len(texts) * 1000
+        look_ms = (time.process_time() - t0) / len(sigs) * 1000
         db.close()
-    print(
-        f"\ncost per page (cpu): signature {sig_ms:.3f} ms, lookup + insert {look_ms:.3f} ms "
-        f"(small index; see below for 1M)"
-    )
+    print(f"cost per page (cpu): signature {sig_ms:.3f} ms, lookup + insert {look_ms:.3f} ms")
 
 
-def index_speed(docs: int, blocks: int | None) -> None:
-    rng = random.Random(0)
-    sigs = [rng.getrandbits(64) for _ in range(docs)]
+def index_speed(docs: int) -> None:
+    m = MinHasher()
+    rng = np.random.default_rng(0)
+    # Random signatures: every value drawn independently, so no two share a band.
+    sigs = [
+        rng.integers(0, 2**32, m.perms, dtype=np.uint32).astype("<u4").tobytes()
+        for _ in range(docs)
+    ]
     with tempfile.TemporaryDirectory() as tmp:
         db = Database(Path(tmp) / "state.db")
-        index = SqliteNearIndex(db, blocks=blocks)
-        w0, c0 = time.perf_counter(), time.process_time()
+        index = SqliteNearIndex(db, m)
+        w0 = time.perf_counter()
         for n, s in enumerate(sigs):
             index.add(s, f"{n:064x}", f"{n:064x}")
             if n % 10_000 == 9_999:
                 db.commit()
         db.commit()
-        wall, cpu = time.perf_counter() - w0, time.process_time() - c0
+        wall = time.perf_counter() - w0
         size = (Path(tmp) / "state.db").stat().st_size
         queries = []
-        for n in range(20_000):
-            s = rng.getrandbits(64) if n % 2 else sigs[rng.randrange(docs)]
-            for bit in rng.sample(range(64), rng.randint(0, 3)) if n % 2 == 0 else []:
-                s ^= 1 << bit
-            queries.append(s)
-        w1, c1 = time.perf_counter(), time.process_time()
+        for n in range(5_000):
+            q = np.frombuffer(sigs[int(rng.integers(docs))], dtype="<u4").copy()
+            if n % 2:  # half the queries: a near copy (a third of the values changed)
+                q[rng.choice(m.perms, m.perms // 3, replace=False)] = 7
+            else:
+                q = rng.integers(0, 2**32, m.perms, dtype=np.uint32)
+            queries.append(q.astype("<u4").tobytes())
+        w1 = time.perf_counter()
         hits = sum(index.find(q) is not None for q in queries)
-        qwall, qcpu = time.perf_counter() - w1, time.process_time() - c1
+        qwall = time.perf_counter() - w1
         db.close()
     print(
-        f"index of {docs:,} (k=3, {index.layout.tables} tables): inserts/s {docs / wall:,.0f} "
-        f"wall, {docs / cpu:,.0f} cpu; lookups/s {len(queries) / qwall:,.0f} wall, "
-        f"{len(queries) / qcpu:,.0f} cpu ({hits} of {len(queries)} hit); "
-        f"{size / docs:.0f} bytes/doc"
+        f"index of {docs:,}: inserts/s {docs / wall:,.0f}; lookups/s {len(queries) / qwall:,.0f} "
+        f"wall ({hits} of {len(queries)} hit); {size / docs:.0f} bytes/doc"
     )
 
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--articles", type=int, default=200)
-    p.add_argument("--index-docs", type=int, default=1_000_000, help="0 to skip")
-    p.add_argument("--blocks", type=int, default=None, help="index blocks (default k+1)")
+    p.add_argument("--index-docs", type=int, default=100_000, help="0 to skip")
     args = p.parse_args()
-    detection(args)
+    cost(detection(args.articles))
     if args.index_docs:
-        index_speed(args.index_docs, args.blocks)
+        index_speed(args.index_docs)
 
 
 if __name__ == "__main__":
