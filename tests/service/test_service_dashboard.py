@@ -1,0 +1,68 @@
+"""The dashboard in headless Chromium: live counts, the pause button, a screenshot."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import aiohttp
+import pytest
+
+from tests.service.test_service_api import AUTH, TOKEN, Server, crawl_body
+from trawl.testing.testweb import TestWeb
+
+CHROMIUM = Path("/usr/bin/chromium")
+ARGS = [
+    "--headless=new",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+@pytest.mark.skipif(not CHROMIUM.exists(), reason="no /usr/bin/chromium")
+async def test_dashboard_live_and_pause(tmp_path: Path) -> None:
+    from playwright.async_api import async_playwright
+
+    async with TestWeb() as web:
+        server = Server(tmp_path)
+        await server.start()
+        try:
+            async with aiohttp.ClientSession() as s:
+                body = crawl_body(web, delay=0.4, name="books")
+                async with s.post(f"{server.url}/v1/crawls", json=body, headers=AUTH) as r:
+                    crawl_id = (await r.json())["id"]
+            async with async_playwright() as pw:
+                browser = await pw.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+                page = await browser.new_page(viewport={"width": 1100, "height": 900})
+                await page.goto(f"{server.url}/crawls")
+                await page.wait_for_selector(f"a[href='/crawls/{crawl_id}']")
+                await page.goto(f"{server.url}/crawls/{crawl_id}")
+                await page.fill("#token", TOKEN)
+                await page.dispatch_event("#token", "change")
+                first = int((await page.text_content("[data-k=fetched]") or "0").replace(",", ""))
+                for _ in range(100):  # CSP forbids wait_for_function's eval: poll
+                    text = await page.text_content("[data-k=fetched]") or "0"
+                    if int(text.replace(",", "")) > first:
+                        break
+                    await asyncio.sleep(0.1)
+                else:
+                    pytest.fail("the fetched count did not move")
+                await page.click("button[data-a=pause]")
+                try:
+                    await page.wait_for_selector("#state.paused", timeout=10_000)
+                except Exception:
+                    await page.screenshot(path="/tmp/trawl-dashboard-fail.png")
+                    raise
+                await asyncio.sleep(1.5)
+                shot = tmp_path / "dashboard.png"
+                await page.screenshot(path=str(shot), full_page=True)
+                await browser.close()
+            data = shot.read_bytes()
+            assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 20_000
+        finally:
+            await server.stop()
