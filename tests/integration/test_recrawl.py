@@ -18,6 +18,13 @@ from trawl.stats import read_meta
 
 STATIC = "<html><head><title>Static</title></head><body><p>{}</p></body></html>"
 ARTICLE = " ".join(["This page says the same thing every time it is asked."] * 20)
+HOME = " ".join(
+    f"The front page lists section {i} of the fresh site, with its own short summary."
+    for i in range(20)
+)
+CHANGING = " ".join(
+    f"Bulletin line {i}: weather, markets and the harbour timetable for today." for i in range(20)
+)
 
 
 async def test_recrawl_uses_validators_and_adapts(tmp_path: Path) -> None:
@@ -31,7 +38,7 @@ async def test_recrawl_uses_validators_and_adapts(tmp_path: Path) -> None:
         if request.path == "/robots.txt":
             return web.Response(status=404)
         if request.path == "/":
-            body = '<a href="/static">s</a><a href="/changing">c</a>' + STATIC.format(ARTICLE)
+            body = '<a href="/static">s</a><a href="/changing">c</a>' + STATIC.format(HOME)
             return web.Response(text=body, content_type="text/html")
         if request.path == "/static":
             if request.headers.get("If-None-Match") == '"v1"':
@@ -42,7 +49,7 @@ async def test_recrawl_uses_validators_and_adapts(tmp_path: Path) -> None:
                 headers={"ETag": '"v1"'},
             )
         changes += 1
-        text = f"{ARTICLE} Version {changes} of the changing page, new words {changes * 7}."
+        text = f"{CHANGING} Version {changes} of the changing page, new words {changes * 7}."
         return web.Response(text=STATIC.format(text), content_type="text/html")
 
     app = web.Application()
