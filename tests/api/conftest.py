@@ -8,15 +8,14 @@ import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 
-from tests.api.fakes import FakeQueryError, FakeSearcher
+from tests.api.fakes import FakeQueryError, FakeSearcher, fake_index
 from trawl.api.app import SERVER_LIMITS, create_app
 from trawl.api.search import SearchRoutes
 
 
 @pytest.fixture
 def data_dir(tmp_path: Path) -> Path:
-    (tmp_path / "index").mkdir()
-    return tmp_path
+    return fake_index(tmp_path)
 
 
 @pytest.fixture

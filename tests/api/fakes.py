@@ -117,3 +117,10 @@ def _hit(doc: Doc, words: list[str]) -> FakeHit:
     for w in words:
         snippet = re.sub(f"(?i)({re.escape(w)})", r"<mark>\1</mark>", snippet)
     return FakeHit(doc.title, snippet, doc.link, doc.host, 1.0, "2026-12-01T10:00:00Z")
+
+
+def fake_index(data: Path) -> Path:
+    """An index directory the routes take as present (the fake searcher ignores it)."""
+    (data / "index").mkdir(exist_ok=True)
+    (data / "index" / "meta.json").write_text("{}")
+    return data

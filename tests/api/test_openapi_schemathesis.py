@@ -16,7 +16,7 @@ import schemathesis
 from hypothesis import HealthCheck, settings
 from schemathesis.specs.openapi.checks import positive_data_acceptance
 
-from tests.api.fakes import FakeQueryError, FakeSearcher
+from tests.api.fakes import FakeQueryError, FakeSearcher, fake_index
 from tests.api.threadserve import serve_in_thread
 from trawl.api.app import build_openapi, create_app
 from trawl.api.search import SearchRoutes
@@ -35,7 +35,7 @@ schema = schemathesis.openapi.from_dict(
 @pytest.fixture(scope="module")
 def base_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     data = tmp_path_factory.mktemp("schemathesis")
-    (data / "index").mkdir()
+    fake_index(data)
     yield from serve_in_thread(lambda: create_app(data, route_sets=[_routes(data)]))
 
 

@@ -11,7 +11,7 @@ from aiohttp import web
 from aiohttp.test_utils import TestClient
 
 from tests.api.conftest import serving
-from tests.api.fakes import FakeQueryError, FakeSearcher
+from tests.api.fakes import FakeSearcher, fake_index
 from trawl.api.app import SECURITY_HEADERS, build_openapi, create_app
 from trawl.api.search import SearchRoutes
 
@@ -57,11 +57,14 @@ async def test_typo_is_corrected(client: Client) -> None:
         ({"query": ""}, {"query"}),
         ({"query": "   "}, {"query"}),
         ({"query": "a", "page": "0"}, {"page"}),
+        ({"query": "a", "page": ""}, {"page"}),
+        ({"query": "a", "size": " 2"}, {"size"}),
         ({"query": "a", "page": "-1"}, {"page"}),
         ({"query": "a", "page": "1.5"}, {"page"}),
         ({"query": "a", "page": "abc"}, {"page"}),
         ({"query": "a", "page": "1001"}, {"page"}),
         ({"query": "a", "page": "9" * 40}, {"page"}),
+        ({"query": "a", "page": "11", "size": "100"}, {"page"}),
         ({"query": "a", "size": "0"}, {"size"}),
         ({"query": "a", "size": "101"}, {"size"}),
         ({"query": "a", "size": "ten"}, {"size"}),
@@ -122,7 +125,7 @@ async def test_index_that_appears_later_is_opened(tmp_path: Path) -> None:
     )
     async with serving(create_app(tmp_path, route_sets=[routes])) as c:
         assert (await c.get("/api/v1/search", params={"query": "python"})).status == 503
-        (tmp_path / "index").mkdir()
+        fake_index(tmp_path)
         now[0] += 2.0
         assert (await c.get("/api/v1/search", params={"query": "python"})).status == 200
 
@@ -217,7 +220,11 @@ async def test_default_app_mounts_search(tmp_path: Path) -> None:
         assert "/api/v1/search" in doc["paths"]
 
 
-def test_query_error_type_comes_from_the_index() -> None:
-    routes = SearchRoutes(Path("/nonexistent"))
-    assert isinstance(routes.query_errors, tuple)
-    assert FakeQueryError not in routes.query_errors
+def test_defaults_come_from_the_index() -> None:
+    from trawl.api import query
+    from trawl.index import QueryError
+    from trawl.index import search as index_search
+
+    assert SearchRoutes(Path("/nonexistent")).query_errors == (QueryError,)
+    assert query.MAX_RESULTS == index_search.MAX_RESULTS
+    assert query.MAX_SIZE == index_search.MAX_SIZE

@@ -6,13 +6,13 @@ from pathlib import Path
 
 from aiohttp import web
 
-from tests.api.fakes import FakeQueryError, FakeSearcher
+from tests.api.fakes import FakeQueryError, FakeSearcher, fake_index
 from trawl.api.app import create_app
 from trawl.api.search import SearchRoutes
 
 
 def make_site_app(data: Path) -> web.Application:
-    (data / "index").mkdir(exist_ok=True)
+    fake_index(data)
     searcher = FakeSearcher()
     routes = SearchRoutes(
         data, searcher_factory=lambda _d: searcher, query_errors=(FakeQueryError,)

@@ -78,8 +78,10 @@ def json_error(status: int, message: str, fields: Mapping[str, str] | None = Non
 def default_route_sets(data_dir: Path) -> list[RouteSet]:
     """The route sets ``trawl serve`` mounts (each group adds its own line here)."""
     from trawl.api.search import SearchRoutes
+    from trawl.service.dashboard import DashboardRoutes
+    from trawl.service.routes import ServiceRoutes
 
-    return [SearchRoutes(data_dir)]
+    return [SearchRoutes(data_dir), ServiceRoutes(data_dir), DashboardRoutes(data_dir)]
 
 
 def create_app(

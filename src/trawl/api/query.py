@@ -2,7 +2,8 @@
 
 A query is at most ``MAX_QUERY_CHARS`` characters; tabs and line breaks count as
 spaces; other control characters (NUL, C0, DEL, C1) are refused rather than guessed
-at. ``page`` and ``size`` are whole numbers within their bounds.
+at. ``page`` and ``size`` are whole numbers within their bounds, and results go
+``MAX_RESULTS`` deep at most (``page * size``), as the searcher does.
 """
 
 from __future__ import annotations
@@ -12,8 +13,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 MAX_QUERY_CHARS = 1000
-MAX_PAGE = 1000
 MAX_SIZE = 100
+MAX_RESULTS = 1000  # page * size: the searcher shows no deeper results
+MAX_PAGE = MAX_RESULTS
 DEFAULT_SIZE = 10
 
 _SPACE_CONTROLS = re.compile(r"[\t\n\r\f\v]+")
@@ -54,9 +56,9 @@ def check_query(raw: str | None) -> tuple[str, str | None]:
 
 
 def _int(raw: str | None, name: str, default: int, high: int, errors: dict[str, str]) -> int:
-    if raw is None or raw == "":
+    if raw is None:
         return default
-    text = raw.strip()
+    text = raw
     if not _INT.fullmatch(text):
         errors[name] = f"must be a whole number from 1 to {high}"
         return default
@@ -75,6 +77,11 @@ def parse_params(query: Mapping[str, str]) -> SearchParams:
         errors["query"] = problem
     page = _int(query.get("page"), "page", 1, MAX_PAGE, errors)
     size = _int(query.get("size"), "size", DEFAULT_SIZE, MAX_SIZE, errors)
+    if "page" not in errors and page * size > MAX_RESULTS:
+        errors["page"] = (
+            f"results go {MAX_RESULTS:,} deep: with size {size}, pages go up to "
+            f"{MAX_RESULTS // size}"
+        )
     if errors:
         raise ParamError(errors)
     return SearchParams(text, page, size)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from trawl.api.query import DEFAULT_SIZE, MAX_PAGE, MAX_QUERY_CHARS, MAX_SIZE
+from trawl.api.query import DEFAULT_SIZE, MAX_PAGE, MAX_QUERY_CHARS, MAX_RESULTS, MAX_SIZE
 
 _ERROR = {"$ref": "#/components/schemas/Error"}
 
@@ -36,7 +36,7 @@ SEARCH_PATHS: dict[str, Any] = {
                     "name": "page",
                     "in": "query",
                     "required": False,
-                    "description": "1-based page of results",
+                    "description": f"1-based page of results (page * size <= {MAX_RESULTS})",
                     "schema": {"type": "integer", "minimum": 1, "maximum": MAX_PAGE, "default": 1},
                 },
                 {

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -52,16 +51,13 @@ SearcherFactory = Callable[[Path], Searcher]
 
 def default_factory(cache_size: int) -> tuple[SearcherFactory, tuple[type[Exception], ...]]:
     """``trawl.index.Searcher`` over an index directory, and its query error type."""
-    index: Any = importlib.import_module("trawl.index")
-    errors: tuple[type[Exception], ...] = ()
-    if isinstance(getattr(index, "QueryError", None), type):
-        errors = (index.QueryError,)
+    from trawl.index import QueryError
+    from trawl.index import Searcher as IndexSearcher
 
     def factory(index_dir: Path) -> Searcher:
-        searcher: Searcher = index.Searcher(index_dir, cache_size=cache_size)
-        return searcher
+        return IndexSearcher(index_dir, cache_size=cache_size)
 
-    return factory, errors
+    return factory, (QueryError,)
 
 
 def iso_time(value: Any) -> str | None:

@@ -17,7 +17,7 @@ from urllib.parse import urlencode, urlsplit
 
 from aiohttp import web
 
-from trawl.api.query import DEFAULT_SIZE, MAX_PAGE, MAX_QUERY_CHARS, ParamError, parse_params
+from trawl.api.query import DEFAULT_SIZE, MAX_QUERY_CHARS, MAX_RESULTS, ParamError, parse_params
 
 if TYPE_CHECKING:
     from trawl.api.search import SearchRoutes
@@ -90,7 +90,7 @@ def _hit(hit: HitLike) -> str:
 
 def _pager(results: ResultsLike) -> str:
     size = max(1, results.size)
-    last = min(MAX_PAGE, max(1, -(-results.total // size)))
+    last = min(MAX_RESULTS // size, max(1, -(-results.total // size)))
     page = results.page
     if last <= 1:
         return ""
