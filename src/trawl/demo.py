@@ -1,10 +1,14 @@
 """``make demo``: serve the shipped sample web on loopback and crawl it with the defaults.
 
     python -m trawl.demo [--hosts 30] [--pages 100] [--data demo-data] [--delay 0.2]
+                         [--search-port 8080] [--no-serve]
 
 The sample web is generated deterministically (trawl.testing.sampleweb) and served by
 a child process on 127.0.0.1; the crawler reaches its host names through its own
 resolver override and is allowed onto loopback explicitly, as a user would do.
+After the crawl, the search index is brought up to date and the search page is
+served on 127.0.0.1 (``search: http://127.0.0.1:PORT/``) until Ctrl-C; ``--no-serve``
+ends the demo after the crawl instead.
 """
 
 from __future__ import annotations
@@ -80,6 +84,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="loopback port of the sample web (fixed, so --keep works)",
     )
     parser.add_argument("--keep", action="store_true", help="resume the crawl in --data if present")
+    parser.add_argument(
+        "--search-port",
+        type=int,
+        default=8080,
+        help="loopback port of the search page (a free one if it is taken; 0: any free one)",
+    )
+    parser.add_argument(
+        "--no-serve", action="store_true", help="end after the crawl; do not serve the search page"
+    )
     args = parser.parse_args(argv)
 
     from trawl.cli._crawl import _LateInterrupts, _run
@@ -123,7 +136,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     finally:
         server.terminate()
         server.wait(timeout=10)
-    return 0
+    from trawl.demo_search import complete_index, serve_search
+
+    complete_index(args.data)
+    if args.no_serve:
+        print(f"search:     trawl serve --data {args.data}")
+        return 0
+    return serve_search(args.data, args.search_port)
 
 
 if __name__ == "__main__":
