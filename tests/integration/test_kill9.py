@@ -3,7 +3,8 @@
 The real ``trawl crawl`` command crawls a sample web twice: once without
 interruption, once killed with SIGKILL several times at random moments and run
 again each time. Both must end with the same URLs fetched and the same texts
-stored, each text once, and every WARC file valid.
+stored, each text once, every WARC file valid, and the search index holding exactly
+the stored pages, none twice.
 """
 
 from __future__ import annotations
@@ -13,11 +14,13 @@ import gzip
 import os
 import random
 import signal
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
 
 import orjson
+import tantivy
 
 from trawl.archive.events import read_events
 from trawl.archive.segments import Position
@@ -69,6 +72,23 @@ def _events(data: Path) -> list[dict[str, object]]:
     return list(read_events(data / "events", committed=Position.load(committed)))
 
 
+def _index_urls(data: Path) -> list[str]:
+    """The URL of every document in the crawl's search index."""
+    index = tantivy.Index.open(str(data / "index"))
+    searcher = index.searcher()
+    hits = searcher.search(tantivy.Query.all_query(), limit=max(1, searcher.num_docs)).hits
+    return [str(searcher.doc(addr).get_first("url")) for _score, addr in hits]
+
+
+def _stored_urls(data: Path) -> list[str]:
+    conn = sqlite3.connect(f"file:{data / 'state.db'}?mode=ro", uri=True)
+    try:
+        assert conn.execute("SELECT count(*) FROM pages WHERE indexed=0").fetchone()[0] == 0
+        return [str(url) for (url,) in conn.execute("SELECT url FROM pages")]
+    finally:
+        conn.close()
+
+
 def _outcomes(data: Path) -> dict[str, str]:
     """URL -> status, with stored/duplicate folded: which copy comes first may differ."""
     return {url: status for url, (status, _reason) in url_states(data).items()}
@@ -113,6 +133,13 @@ async def test_sigkill_several_times_then_resume(tmp_path: Path) -> None:
     assert sorted(str(e["url"]) for e in events) == sorted(
         str(e["url"]) for e in _events(reference)
     )
+
+    # The search index holds exactly the stored pages, each once, kills or not.
+    for data in (reference, killed):
+        indexed = _index_urls(data)
+        assert len(indexed) == len(set(indexed)), "a page was indexed twice"
+        assert sorted(indexed) == sorted(_stored_urls(data))
+    assert len(_index_urls(killed)) == len(got_texts)
 
     for f in sorted((killed / "warc").glob("*.warc.gz")):
         check = await asyncio.create_subprocess_exec(
