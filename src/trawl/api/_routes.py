@@ -16,8 +16,12 @@ class RouteSet(Protocol):
     ``startup``/``cleanup`` run with the app's own lifecycle.
     """
 
-    openapi_paths: Mapping[str, Any]
-    openapi_schemas: Mapping[str, Any]
+    # Read-only properties, so a route set may hold them as plain dicts.
+    @property
+    def openapi_paths(self) -> Mapping[str, Any]: ...
+
+    @property
+    def openapi_schemas(self) -> Mapping[str, Any]: ...
 
     def register(self, app: web.Application) -> None: ...
 
