@@ -20,6 +20,7 @@ Parameters were chosen with ``bench/bench_neardup.py``.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -40,6 +41,16 @@ def _signed(value: int) -> int:
     return value - (1 << 64) if value >> 63 else value
 
 
+@functools.cache
+def _coefficients(perms: int, seed: int) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint64]]:
+    """The ``a`` (odd) and ``b`` of each permutation; derived once per process."""
+    rng = np.random.default_rng(seed)
+    a = rng.integers(0, 2**63, perms, dtype=np.uint64) * np.uint64(2) + np.uint64(1)
+    b = rng.integers(0, 2**63, perms, dtype=np.uint64)
+    a.flags.writeable = b.flags.writeable = False  # shared by every hasher of these settings
+    return a, b
+
+
 @dataclass(frozen=True, slots=True)
 class MinHasher:
     """The signature scheme: shingle size, permutations, banding, verification threshold."""
@@ -57,11 +68,14 @@ class MinHasher:
             raise ValueError("perms must be a positive multiple of bands")
         if not 0.0 < self.threshold <= 1.0:
             raise ValueError("threshold must be in (0, 1]")
-        rng = np.random.default_rng(self.seed)
-        a = rng.integers(0, 2**63, self.perms, dtype=np.uint64) * np.uint64(2) + np.uint64(1)
-        b = rng.integers(0, 2**63, self.perms, dtype=np.uint64)
+        a, b = _coefficients(self.perms, self.seed)
         object.__setattr__(self, "_a", a)
         object.__setattr__(self, "_b", b)
+
+    def __reduce__(self) -> tuple[type[MinHasher], tuple[int, int, int, float, int]]:
+        # The hasher rides with every parse job to the workers: send the settings only
+        # (the coefficients are derived again, once per worker), not 2 KiB of arrays.
+        return MinHasher, (self.shingle, self.perms, self.bands, self.threshold, self.seed)
 
     @property
     def rows(self) -> int:
