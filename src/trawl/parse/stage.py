@@ -157,17 +157,14 @@ class ParseStage:
             if self._near is not None and not page.noindex:
                 verdict = self._near(page)
                 cluster = verdict.cluster
-                near = (
-                    self._pages.find(verdict.duplicate_of)
-                    if verdict.duplicate_of is not None
-                    else None
-                )
-                # A revisit whose text moved a little is a new version of the same
-                # page (stored, same cluster), not a near duplicate of itself.
-                if verdict.duplicate_of is not None and (near is None or near.url != job["url"]):
-                    self._pages.count_duplicate(verdict.duplicate_of)
-                    where = near.url if near is not None else verdict.duplicate_of
-                    return f"near duplicate of {where}", Outcome.NEAR_DUPLICATE, cluster
+                if verdict.duplicate_of is not None:
+                    near = self._pages.find(verdict.duplicate_of)
+                    # A revisit whose text moved a little is a new version of the same
+                    # page (stored, same cluster), not a near duplicate of itself.
+                    if near is None or near.url != job["url"]:
+                        self._pages.count_duplicate(verdict.duplicate_of)
+                        where = near.url if near is not None else verdict.duplicate_of
+                        return f"near duplicate of {where}", Outcome.NEAR_DUPLICATE, cluster
         if not page.nofollow and page.links:
             self._admission.offer(
                 [Candidate(link, depth=depth + 1) for link in page.links], now=now
