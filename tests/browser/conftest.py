@@ -6,29 +6,16 @@ The tests skip only when /usr/bin/chromium is absent (``make test`` installs it)
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
 from tests.api.threadserve import serve_in_thread
-
-CHROMIUM = Path("/usr/bin/chromium")
-# No network on the test machines: these keep Chromium from reaching out at all.
-CHROMIUM_ARGS = [
-    "--headless=new",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
+from tests.chromium import CHROMIUM, CHROMIUM_ARGS
 
 if not CHROMIUM.exists():
     pytest.skip(f"{CHROMIUM} is not installed (make test installs it)", allow_module_level=True)
 
-from playwright.sync_api import Browser, Page, sync_playwright  # noqa: E402
+from playwright.sync_api import Browser, Page, sync_playwright
 
 __all__ = ["CHROMIUM_ARGS", "serve_in_thread"]
 

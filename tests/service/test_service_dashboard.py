@@ -8,20 +8,9 @@ from pathlib import Path
 import aiohttp
 import pytest
 
+from tests.chromium import CHROMIUM, CHROMIUM_ARGS
 from tests.service.test_service_api import AUTH, TOKEN, Server, crawl_body
 from trawl.testing.testweb import TestWeb
-
-CHROMIUM = Path("/usr/bin/chromium")
-ARGS = [
-    "--headless=new",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 
 
 @pytest.mark.skipif(not CHROMIUM.exists(), reason="no /usr/bin/chromium")
@@ -37,7 +26,9 @@ async def test_dashboard_live_and_pause(tmp_path: Path) -> None:
                 async with s.post(f"{server.url}/v1/crawls", json=body, headers=AUTH) as r:
                     crawl_id = (await r.json())["id"]
             async with async_playwright() as pw:
-                browser = await pw.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+                browser = await pw.chromium.launch(
+                    executable_path=str(CHROMIUM), args=CHROMIUM_ARGS
+                )
                 page = await browser.new_page(viewport={"width": 1100, "height": 900})
                 await page.goto(f"{server.url}/crawls")
                 await page.wait_for_selector(f"a[href='/crawls/{crawl_id}']")
