@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import gzip
 import ipaddress
 from pathlib import Path
@@ -10,6 +11,8 @@ from typing import Any
 import orjson
 
 from trawl.config import CrawlConfig, Timeouts
+from trawl.crawl import Crawl
+from trawl.testing.sampleweb import SampleWeb, SampleWebServer
 from trawl.testing.testweb import TestWeb
 
 DELAY = 0.05
@@ -44,3 +47,32 @@ def text_records(data: Path) -> list[dict[str, Any]]:
     for f in sorted((data / "text").glob("*.jsonl.gz")):
         out += [orjson.loads(line) for line in gzip.decompress(f.read_bytes()).splitlines()]
     return out
+
+
+def crawl_sample_web(web: SampleWeb, data: Path, hosts: list[str]) -> int:
+    """Crawl ``hosts`` of ``web`` into ``data`` to the end (the crawl indexes as it
+    goes); returns the port the sample web was served on."""
+
+    async def go() -> int:
+        async with SampleWebServer(web) as srv:
+            config = CrawlConfig(
+                data_dir=data,
+                seeds=tuple(srv.url(h) for h in hosts),
+                delay=0.02,
+                allow_networks=(ipaddress.ip_network("127.0.0.0/8"),),
+                resolve=srv.resolve_map(),
+                scope="allowlist",
+                allowed_hosts=tuple(hosts),
+                parse_workers=0,
+                timeouts=Timeouts(connect=1.0, first_byte=1.0, total=2.0),
+                commit_interval=0.2,
+                fsync=False,
+            )
+            crawl = Crawl(config)
+            try:
+                await crawl.run()
+            finally:
+                crawl.close()
+            return srv.port
+
+    return asyncio.run(go())

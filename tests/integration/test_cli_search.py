@@ -2,20 +2,17 @@
 
 from __future__ import annotations
 
-import asyncio
-import ipaddress
 import shutil
 from pathlib import Path
 
 import orjson
 import pytest
 
+from tests.integration.crawlkit import crawl_sample_web
 from trawl.cli import main
-from trawl.config import CrawlConfig, Timeouts
-from trawl.crawl import Crawl
 from trawl.index import Searcher
 from trawl.storage.sqlite.db import Database
-from trawl.testing.sampleweb import SampleWeb, SampleWebServer
+from trawl.testing.sampleweb import SampleWeb
 
 
 @pytest.fixture(scope="module")
@@ -24,39 +21,18 @@ def crawled(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, SampleWeb, 
     web = SampleWeb(hosts=3, pages_per_host=12, seed=8)
     hosts = [web.hosts[0], web.hosts[2]]
 
-    async def go() -> list[str]:
-        async with SampleWebServer(web) as srv:
-            config = CrawlConfig(
-                data_dir=data,
-                seeds=tuple(srv.url(h) for h in hosts),
-                delay=0.02,
-                allow_networks=(ipaddress.ip_network("127.0.0.0/8"),),
-                resolve=srv.resolve_map(),
-                scope="allowlist",
-                allowed_hosts=tuple(hosts),
-                parse_workers=0,
-                timeouts=Timeouts(connect=1.0, first_byte=1.0, total=2.0),
-                commit_interval=0.2,
-                fsync=False,
-            )
-            crawl = Crawl(config)
-            try:
-                await crawl.run()
-            finally:
-                crawl.close()
-            articles = []
-            for url in srv.web.urls(port=srv.port):
-                if url.split("/")[2].split(":")[0] not in hosts:
-                    continue
-                try:
-                    web.distinctive_phrase(url)
-                except KeyError:
-                    continue
-                if web.duplicate_of(url) is None and web.near_duplicate_of(url) is None:
-                    articles.append(url)
-            return articles
-
-    return data, web, asyncio.run(go())
+    port = crawl_sample_web(web, data, hosts)
+    articles = []
+    for url in web.urls(port=port):
+        if url.split("/")[2].split(":")[0] not in hosts:
+            continue
+        try:
+            web.distinctive_phrase(url)
+        except KeyError:
+            continue
+        if web.duplicate_of(url) is None and web.near_duplicate_of(url) is None:
+            articles.append(url)
+    return data, web, articles
 
 
 def test_search_plain(

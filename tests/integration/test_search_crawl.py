@@ -7,20 +7,17 @@ first, and so does the same query with a typo in it, which the answer names.
 
 from __future__ import annotations
 
-import asyncio
-import ipaddress
 import random
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from trawl.config import CrawlConfig, Timeouts
-from trawl.crawl import Crawl
+from tests.integration.crawlkit import crawl_sample_web
 from trawl.index import Searcher
 from trawl.storage.sqlite.db import Database
 from trawl.storage.sqlite.pages import SqlitePageStore
-from trawl.testing.sampleweb import SampleWeb, SampleWebServer
+from trawl.testing.sampleweb import SampleWeb
 
 
 @dataclass
@@ -38,29 +35,7 @@ def crawled(tmp_path_factory: pytest.TempPathFactory) -> Crawled:
     web = SampleWeb(hosts=4, pages_per_host=25, seed=5)
     hosts = [h for i, h in enumerate(web.hosts) if i != 1]
 
-    async def go() -> int:
-        async with SampleWebServer(web) as srv:
-            config = CrawlConfig(
-                data_dir=data,
-                seeds=tuple(srv.url(h) for h in hosts),
-                delay=0.02,
-                allow_networks=(ipaddress.ip_network("127.0.0.0/8"),),
-                resolve=srv.resolve_map(),
-                scope="allowlist",
-                allowed_hosts=tuple(hosts),
-                parse_workers=0,
-                timeouts=Timeouts(connect=1.0, first_byte=1.0, total=2.0),
-                commit_interval=0.2,
-                fsync=False,
-            )
-            crawl = Crawl(config)
-            try:
-                await crawl.run()
-            finally:
-                crawl.close()
-            return srv.port
-
-    port = asyncio.run(go())
+    port = crawl_sample_web(web, data, hosts)
     db = Database(data / "state.db")
     try:
         urls = {p.url for p in SqlitePageStore(db).pages()}
