@@ -30,6 +30,10 @@ class _Host:
     demoted_reason: str | None
 
 
+# States a URL is in while the crawl still owes it a fetch.
+_ACTIVE = frozenset({UrlStatus.QUEUED, UrlStatus.IN_FLIGHT, UrlStatus.WAITING})
+
+
 class SqliteFrontier:
     """The Frontier protocol over a crawl's SQLite database."""
 
@@ -309,42 +313,40 @@ class SqliteFrontier:
     def set_status(
         self, host: str, fp: int, status: UrlStatus, *, reason: str | None = None
     ) -> None:
-        h = self._hosts.get(host)
-        if h is None:
+        found = self._status_of(host, fp)
+        if found is None or found[1] == status:
             return
-        row = self._c.execute(
-            "SELECT status FROM urls WHERE host_id=? AND fp=?", (h.id, fp)
-        ).fetchone()
-        if row is None or row[0] == status:
-            return
-        if UrlStatus(row[0]) in (UrlStatus.QUEUED, UrlStatus.IN_FLIGHT, UrlStatus.WAITING):
-            raise ValueError(f"set_status is for finished URLs, not {UrlStatus(row[0]).label}")
+        host_id, old = found
+        if old in _ACTIVE:
+            raise ValueError(f"set_status is for finished URLs, not {old.label}")
         self._c.execute(
             "UPDATE urls SET status=?, reason=? WHERE host_id=? AND fp=?",
-            (int(status), reason, h.id, fp),
+            (int(status), reason, host_id, fp),
         )
-        self._move(UrlStatus(row[0]), status)
+        self._move(old, status)
 
     def revisit(self, host: str, fp: int, *, due: float, interval: float) -> None:
         """A finished page comes back at ``due`` to be fetched again (conditionally)."""
-        h = self._hosts.get(host)
-        if h is None:
+        found = self._status_of(host, fp)
+        if found is None or found[1] in _ACTIVE:
             return
-        row = self._c.execute(
-            "SELECT status FROM urls WHERE host_id=? AND fp=?", (h.id, fp)
-        ).fetchone()
-        if row is None or UrlStatus(row[0]) in (
-            UrlStatus.QUEUED,
-            UrlStatus.IN_FLIGHT,
-            UrlStatus.WAITING,
-        ):
-            return
+        host_id, old = found
         self._c.execute(
             "UPDATE urls SET status=6, due=?, revisit=?, attempts=0, reason='revisit' "
             "WHERE host_id=? AND fp=?",
-            (due, interval, h.id, fp),
+            (due, interval, host_id, fp),
         )
-        self._move(UrlStatus(row[0]), UrlStatus.WAITING)
+        self._move(old, UrlStatus.WAITING)
+
+    def _status_of(self, host: str, fp: int) -> tuple[int, UrlStatus] | None:
+        """The host id and status of a known URL."""
+        h = self._hosts.get(host)
+        if h is None:
+            return None
+        row = self._c.execute(
+            "SELECT status FROM urls WHERE host_id=? AND fp=?", (h.id, fp)
+        ).fetchone()
+        return None if row is None else (h.id, UrlStatus(row[0]))
 
     # -- time-driven returns -------------------------------------------------------
 
