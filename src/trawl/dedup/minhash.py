@@ -82,9 +82,14 @@ class MinHasher:
         return self.perms // self.bands
 
     @property
+    def signature_layout(self) -> str:
+        """What signatures depend on (a change makes stored signatures incomparable)."""
+        return f"shingle={self.shingle},perms={self.perms},seed={self.seed}"
+
+    @property
     def layout(self) -> str:
-        """What the stored band keys depend on (a change means rebuilding them)."""
-        return f"shingle={self.shingle},perms={self.perms},bands={self.bands},seed={self.seed}"
+        """What stored band keys depend on: the signatures and the band count."""
+        return f"{self.signature_layout};bands={self.bands}"
 
     def signature(self, text: str) -> Signature | None:
         """The MinHash signature of ``text``; None for a text without words."""

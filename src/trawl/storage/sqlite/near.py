@@ -55,15 +55,13 @@ class SqliteNearIndex:
         return self._hasher
 
     def _ensure_layout(self) -> None:
-        h = self._hasher
-        signature_layout = f"shingle={h.shingle},perms={h.perms},seed={h.seed}"
-        wanted = f"{signature_layout};bands={h.bands}"
+        wanted = self._hasher.layout
         stored = self._db.get_meta(_LAYOUT_KEY)
         if stored == wanted:
             return
         if stored is not None:
             self._c.execute("DELETE FROM minhash_bands")
-            if stored.split(";")[0] != signature_layout:
+            if stored.split(";")[0] != self._hasher.signature_layout:
                 self._c.execute("DELETE FROM minhash_docs")
             for doc, signature in self._c.execute("SELECT id, signature FROM minhash_docs"):
                 self._insert_bands(int(doc), bytes(signature))
