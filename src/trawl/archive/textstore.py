@@ -33,15 +33,29 @@ class TextStore:
         return self._log.append(gzip_member(line))
 
     def read(self, location: Location) -> dict[str, Any]:
-        data = gzip.decompress(self._log.read(location))
-        value = orjson.loads(data)
-        assert isinstance(value, dict)
-        return value
+        return decode_record(self._log.read(location), location)
 
     def records(self) -> Iterator[dict[str, Any]]:
         """Every record in file order (the log should be synced first)."""
         self._log.sync()
         yield from read_text_files(self._log.files())
+
+
+def decode_record(data: bytes, location: Location) -> dict[str, Any]:
+    """The text record in ``data``, the gzip member read from ``location``."""
+    value = orjson.loads(gzip.decompress(data))
+    if not isinstance(value, dict):
+        raise ValueError(f"{location.file}@{location.offset}: not a text record")
+    return value
+
+
+def read_record(directory: Path, location: Location) -> dict[str, Any]:
+    """A committed record, read with a file handle of its own: from any thread or
+    process (``TextStore.read`` flushes the writer's open file, which only its own
+    thread may do)."""
+    with open(directory / location.file, "rb") as f:
+        f.seek(location.offset)
+        return decode_record(f.read(location.length), location)
 
 
 def read_text_files(files: list[Path]) -> Iterator[dict[str, Any]]:

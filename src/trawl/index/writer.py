@@ -16,18 +16,17 @@ not be stored again on resume) is never indexed.
 
 from __future__ import annotations
 
-import gzip
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-import orjson
 import tantivy
 import xxhash
 
 from trawl.archive.segments import Location
+from trawl.archive.textstore import read_record
 from trawl.errors import StorageError
 from trawl.index.schema import (
     VOCAB,
@@ -60,21 +59,13 @@ class TextReader(Protocol):
 
 
 class CommittedTexts:
-    """Reads committed text records with its own file handles, so from any thread
-    (the crawl's ``TextStore`` flushes its open file on reads, which only its own
-    thread may do)."""
+    """Reads committed text records from any thread (``textstore.read_record``)."""
 
     def __init__(self, directory: Path) -> None:
         self.directory = directory
 
     def read(self, location: Location) -> dict[str, Any]:
-        with open(self.directory / location.file, "rb") as f:
-            f.seek(location.offset)
-            data = f.read(location.length)
-        value = orjson.loads(gzip.decompress(data))
-        if not isinstance(value, dict):
-            raise ValueError(f"{location.file}@{location.offset}: not a text record")
-        return value
+        return read_record(self.directory, location)
 
 
 @dataclass(frozen=True, slots=True)
