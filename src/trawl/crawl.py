@@ -132,7 +132,13 @@ def _init_worker() -> None:
 class Crawl:
     """One crawl over one data directory. ``await crawl.run()`` returns a summary."""
 
-    def __init__(self, config: CrawlConfig, *, clock: Clock | None = None) -> None:
+    def __init__(
+        self,
+        config: CrawlConfig,
+        *,
+        clock: Clock | None = None,
+        telemetry: Telemetry | None = None,
+    ) -> None:
         self.config = config
         self.clock = clock or SystemClock()
         config.data_dir.mkdir(parents=True, exist_ok=True)
@@ -145,8 +151,8 @@ class Crawl:
         self._stopping = False
         self._aborting = False
         self._paused = False
-        self.telemetry = Telemetry()
-        self.telemetry.seed_hosts(self)
+        # Latency histograms and per-host tallies for the service (None: not kept).
+        self.telemetry = telemetry
         self._wake = asyncio.Event()
         self._fetching: dict[asyncio.Task[None], Lease] = {}
         self._parsing: set[asyncio.Task[None]] = set()
@@ -416,10 +422,11 @@ class Crawl:
             if current is not None:
                 self._fetching.pop(current, None)
             self._wake.set()
-            record = self.frontier.get(lease.host, lease.fp)
-            self.telemetry.fetch_done(
-                lease.host, record.status if record else None, time.monotonic() - started
-            )
+            if self.telemetry is not None:
+                record = self.frontier.get(lease.host, lease.fp)
+                self.telemetry.fetch_done(
+                    lease.host, record.status if record else None, time.monotonic() - started
+                )
         if task is not None:
             self._start_parse(task)
 
@@ -467,7 +474,8 @@ class Crawl:
                 await self._parse(task, attempt=attempt + 1)
                 return
             page = ParsedPage(url=job["final_url"], error="parse worker crashed")
-        self.telemetry.parse_latency.observe(time.monotonic() - started)
+        if self.telemetry is not None:
+            self.telemetry.parse_latency.observe(time.monotonic() - started)
         try:
             self.parser.apply(task.seq, job, page)
         finally:

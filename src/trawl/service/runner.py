@@ -24,7 +24,7 @@ from trawl.crawl import Crawl, CrawlSummary
 from trawl.errors import ConfigError, StorageError
 from trawl.logs import CRAWL_ID, setup_logging
 from trawl.service.spec import PRIORITIES, to_config
-from trawl.telemetry import PROGRESS_FILE, write_json_atomic
+from trawl.telemetry import PROGRESS_FILE, Telemetry, write_json_atomic
 
 log = logging.getLogger("trawl.service.runner")
 
@@ -34,7 +34,7 @@ SPEC_FILE = "spec.json"
 INTERVAL = 1.0
 
 
-async def _watch(crawl: Crawl, directory: Path, crawl_id: str) -> None:
+async def _watch(crawl: Crawl, telemetry: Telemetry, directory: Path, crawl_id: str) -> None:
     """Follow the pause file and publish progress, once a second."""
     pause = directory / PAUSE_FILE
     while True:
@@ -48,12 +48,12 @@ async def _watch(crawl: Crawl, directory: Path, crawl_id: str) -> None:
         state = "paused" if crawl.paused else "running"
         write_json_atomic(
             directory / PROGRESS_FILE,
-            crawl.telemetry.progress(crawl, state=state, crawl_id=crawl_id),
+            telemetry.progress(crawl, state=state, crawl_id=crawl_id),
         )
         await asyncio.sleep(INTERVAL)
 
 
-async def _run(crawl: Crawl, directory: Path, crawl_id: str) -> CrawlSummary:
+async def _run(crawl: Crawl, telemetry: Telemetry, directory: Path, crawl_id: str) -> CrawlSummary:
     loop = asyncio.get_running_loop()
     signals = 0
 
@@ -70,7 +70,7 @@ async def _run(crawl: Crawl, directory: Path, crawl_id: str) -> CrawlSummary:
         loop.add_signal_handler(sig, on_signal)
     if (directory / PAUSE_FILE).exists():
         crawl.pause()  # a crawl paused before a restart comes back paused
-    watcher = asyncio.create_task(_watch(crawl, directory, crawl_id))
+    watcher = asyncio.create_task(_watch(crawl, telemetry, directory, crawl_id))
     try:
         return await crawl.run()
     finally:
@@ -90,15 +90,17 @@ def run(directory: Path) -> int:
     try:
         spec = orjson.loads((directory / SPEC_FILE).read_bytes())
         os.nice(PRIORITIES.get(spec.get("priority", "normal"), 0))
-        crawl = Crawl(to_config(spec, directory))
+        telemetry = Telemetry()
+        crawl = Crawl(to_config(spec, directory), telemetry=telemetry)
+        telemetry.seed_hosts(crawl)
     except (OSError, ValueError, ConfigError, StorageError) as exc:
         log.error("cannot start: %s", exc)
         write_json_atomic(directory / EXIT_FILE, {"stopped": "error", "error": str(exc)})
         return 2
     log.info("crawl starting", extra={"pid": os.getpid(), "seeds": len(spec["seeds"])})
     try:
-        summary = asyncio.run(_run(crawl, directory, crawl_id))
-        final = crawl.telemetry.progress(crawl, state="exited", crawl_id=crawl_id)
+        summary = asyncio.run(_run(crawl, telemetry, directory, crawl_id))
+        final = telemetry.progress(crawl, state="exited", crawl_id=crawl_id)
     finally:
         crawl.close()
     snap = summary.snapshot
