@@ -14,7 +14,6 @@ import gzip
 import os
 import random
 import signal
-import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -24,7 +23,7 @@ import tantivy
 
 from trawl.archive.events import read_events
 from trawl.archive.segments import Position
-from trawl.stats import read_meta, url_states
+from trawl.stats import connect_readonly, read_meta, url_states
 from trawl.testing.sampleweb import SampleWeb, SampleWebServer
 
 TRAWL = str(Path(sys.executable).with_name("trawl"))
@@ -81,7 +80,7 @@ def _index_urls(data: Path) -> list[str]:
 
 
 def _stored_urls(data: Path) -> list[str]:
-    conn = sqlite3.connect(f"file:{data / 'state.db'}?mode=ro", uri=True)
+    conn = connect_readonly(data)
     try:
         assert conn.execute("SELECT count(*) FROM pages WHERE indexed=0").fetchone()[0] == 0
         return [str(url) for (url,) in conn.execute("SELECT url FROM pages")]
