@@ -28,7 +28,7 @@ class Outcome(enum.IntEnum):
 
     NEW = 0
     DUPLICATE = 1  # the exact text of a kept page
-    NEAR_DUPLICATE = 2  # within the SimHash threshold of a kept page
+    NEAR_DUPLICATE = 2  # within the MinHash threshold of a kept page
     CANONICAL_ELSEWHERE = 3  # names another URL as canonical
 
 

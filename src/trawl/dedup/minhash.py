@@ -1,7 +1,7 @@
 """MinHash signatures with LSH banding: the near-duplicate signature of a page's text.
 
 Runs in the parse workers on every page, so it is built for speed and shares the
-tokenising and shingle hashing of ``trawl.dedup.simhash`` (lower-cased words, each
+tokenising and shingle hashing of ``trawl.dedup.shingles`` (lower-cased words, each
 shingle of ``shingle`` consecutive words hashed to 64 bits, duplicates dropped). Each
 of the ``perms`` hash functions is ``a * x + b (mod 2^64)`` with a random odd ``a``:
 a bijection of the shingle hashes, so its minimum picks a uniformly random shingle,
@@ -27,7 +27,7 @@ import numpy as np
 import numpy.typing as npt
 import xxhash
 
-from trawl.dedup.simhash import shingle_hashes, tokens
+from trawl.dedup.shingles import shingle_hashes, tokens
 
 __all__ = ["MinHasher", "Signature"]
 

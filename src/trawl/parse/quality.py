@@ -9,7 +9,7 @@ itself drops documents only for the thresholds configured (none by default).
 Differences from datatrove, for speed (well under a millisecond for 2,000 words):
 words are whitespace-separated tokens (datatrove uses a word tokenizer); a "symbol
 word" is a token of punctuation and symbols only; stop words are counted as whole
-words, case-insensitively, on the tokens SimHash uses (punctuation split off).
+words, case-insensitively, on the tokens near-duplicate shingles use (punctuation split off).
 Lines are the text's non-blank lines (the extractor puts one block per line).
 """
 
@@ -19,7 +19,7 @@ import re
 from dataclasses import asdict, dataclass, fields
 from itertools import filterfalse
 
-from trawl.dedup.simhash import tokens
+from trawl.dedup.shingles import tokens
 
 __all__ = ["GOPHER_STOP_WORDS", "QualitySignals", "QualityThresholds", "quality_signals"]
 

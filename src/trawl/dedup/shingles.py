@@ -1,17 +1,11 @@
-"""SimHash (Charikar 2002): a 64-bit near-duplicate signature of a page's main text.
+"""Word tokens and shingle hashes of a page's main text (near duplicates, quality).
 
 Runs in the parse workers on every page, so it is built for speed. The text is lower
 cased, encoded once to UTF-8, and split into word tokens on whitespace and
 punctuation (ASCII punctuation through one ``bytes.translate``; the common Unicode
 quotes, dashes and spaces through one byte regex). Each token is hashed with xxh3_64;
-a shingle of ``shingle`` consecutive tokens gets the hash of its words rotated by
-their position, XORed and passed through the murmur3 finaliser (``fmix64``), all in
-numpy. Distinct shingles vote, one vote each, on every bit; a bit of the signature is
-set where more than half of them have it set.
-
-Signatures are returned as signed 64-bit integers so that they fit an SQLite INTEGER
-unchanged; ``hamming`` works on either form. Two texts whose signatures differ in at
-most a few bits (3 by default, see ``trawl.dedup.near``) are near-duplicates.
+a shingle of ``size`` consecutive tokens gets the hash of its words rotated by their
+position, XORed and passed through the murmur3 finaliser (``fmix64``), all in numpy.
 """
 
 from __future__ import annotations
@@ -23,12 +17,8 @@ import numpy as np
 import numpy.typing as npt
 import xxhash
 
-__all__ = ["SHINGLE_WORDS", "hamming", "shingle_hashes", "simhash", "tokens"]
+__all__ = ["shingle_hashes", "tokens"]
 
-SHINGLE_WORDS = 3
-"""Words per shingle (chosen by bench/bench_neardup.py)."""
-
-_MASK = (1 << 64) - 1
 _xxh3 = xxhash.xxh3_64_intdigest
 
 # ASCII punctuation and control characters become spaces; bytes >= 0x80 stay (UTF-8).
@@ -49,9 +39,6 @@ _M1 = np.uint64(0xFF51AFD7ED558CCD)
 _M2 = np.uint64(0xC4CEB9FE1A85EC53)
 _S33 = np.uint64(33)
 _ROTATE = 23  # distinct rotations for up to 8 positions: 0, 23, 46, 5, 28, ...
-# Bit b of byte value v, for counting set bits per position from byte histograms.
-_BIT_TABLE = ((np.arange(256)[:, None] >> np.arange(8)) & 1).astype(np.int64)
-_COLUMN_OFFSET = np.arange(8, dtype=np.intp) * 256
 
 
 def tokens(text: str) -> list[bytes]:
@@ -84,24 +71,3 @@ def shingle_hashes(words: list[bytes], size: int) -> npt.NDArray[np.uint64]:
     distinct[:1] = True
     np.not_equal(x[1:], x[:-1], out=distinct[1:])
     return x[distinct]
-
-
-def simhash(text: str, *, shingle: int = SHINGLE_WORDS) -> int:
-    """The 64-bit SimHash of ``text`` as a signed int64 (0 for a text without words)."""
-    words = tokens(text)
-    if not words:
-        return 0
-    hashes = shingle_hashes(words, shingle)
-    # Set bits per position: one histogram of the 8 byte columns (as 8 x 256 bins),
-    # then each byte value's bits; cheaper than unpacking every bit of every hash.
-    columns = hashes.astype("<u8", copy=False).view(np.uint8).reshape(-1, 8).astype(np.intp)
-    columns += _COLUMN_OFFSET
-    histogram = np.bincount(columns.ravel(), minlength=2048).reshape(8, 256)
-    ones = (histogram @ _BIT_TABLE).ravel()  # ones[8 * byte + bit]
-    bits = np.packbits(ones * 2 > len(hashes), bitorder="little")
-    return int(bits.view("<i8")[0])
-
-
-def hamming(a: int, b: int) -> int:
-    """How many of the 64 bits differ between two signatures (signed or unsigned)."""
-    return ((a ^ b) & _MASK).bit_count()
