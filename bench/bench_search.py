@@ -34,6 +34,7 @@ from pathlib import Path
 from trawl.archive.segments import Location, SegmentLog
 from trawl.archive.textstore import TextStore
 from trawl.index import Indexer, Searcher
+from trawl.index.schema import index_exists
 from trawl.index.writer import CommittedTexts
 from trawl.storage.base import PageRecord
 from trawl.storage.sqlite.db import Database
@@ -245,7 +246,7 @@ def main() -> None:
         data = args.keep
     try:
         sample_file = data / "samples.txt"
-        if (data / "index" / "meta.json").exists() and sample_file.exists():
+        if index_exists(data / "index") and sample_file.exists():
             lines = sample_file.read_text().split("\x1e")
             samples = [(u, t, p) for u, t, p in (s.split("\x1f") for s in lines if s)]
             print(f"reusing the index in {data}")

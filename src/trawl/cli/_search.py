@@ -50,9 +50,10 @@ def _terminal_snippet(snippet: str, *, bold: bool) -> str:
 
 def _search(args: argparse.Namespace) -> int:
     from trawl.index import QueryError, Searcher
+    from trawl.index.schema import index_exists
 
     index_dir = args.data / "index"
-    if not (index_dir / "meta.json").exists():
+    if not index_exists(index_dir):
         print(
             f"trawl search: no index in {args.data} (crawl first, or run "
             f"`trawl index --data {args.data}`)",
