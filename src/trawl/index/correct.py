@@ -59,7 +59,6 @@ class Vocabulary:
         writer.wait_merging_threads()
         index.reload()
         self._searcher = index.searcher()
-        self.size = len(terms)
 
     @classmethod
     def of(cls, searcher: tantivy.Searcher) -> Vocabulary:

@@ -48,7 +48,7 @@ class CrawlIndexing:
         self._batch = batch
         self._last = 0.0
         self._full = False
-        self._task: asyncio.Task[None] | None = None
+        self._task: asyncio.Task[bool] | None = None
         self._draining = False
         self._stored = stored  # pages stored so far (the parse stage's count)
         self._stored_then = 0
@@ -73,7 +73,7 @@ class CrawlIndexing:
         self._full = len(taken) == self._batch
         self._stored_then = self._stored()
         if taken:
-            self._task = loop.create_task(self._run(taken))
+            self._task = loop.create_task(self._index(taken))
 
     async def _index(self, taken: list[PageRecord]) -> bool:
         try:
@@ -86,9 +86,6 @@ class CrawlIndexing:
         self._pages.mark_indexed([p.content_hash for p in taken])
         self._counters.add("index:pages", len(taken))
         return True
-
-    async def _run(self, taken: list[PageRecord]) -> None:
-        await self._index(taken)
 
     def _write(self, taken: list[PageRecord]) -> None:
         def lost(page: PageRecord, exc: Exception) -> None:

@@ -128,7 +128,6 @@ def _document(doc: IndexDoc) -> tantivy.Document:
 
 @dataclass(slots=True)
 class IndexStats:
-    batches: int = 0
     documents: int = 0
     seconds: float = 0.0  # wall time spent in write() (adds and commits)
 
@@ -177,7 +176,6 @@ class Indexer:
             w.delete_documents_by_term("key", doc.key)
             w.add_document(_document(doc))
         opstamp = w.commit()
-        self.stats.batches += 1
         self.stats.documents += len(docs)
         self.stats.seconds += time.perf_counter() - started
         return opstamp
@@ -192,12 +190,6 @@ class Indexer:
         self.write(self.docs(taken, texts))
         pages.mark_indexed([p.content_hash for p in taken])
         return len(taken)
-
-    def index_all(self, pages: PendingPages, texts: TextReader, *, limit: int = 5000) -> int:
-        total = 0
-        while n := self.index_pending(pages, texts, limit=limit):
-            total += n
-        return total
 
     def clear(self) -> None:
         """Delete every document (``trawl index`` rebuilds from the text store)."""
