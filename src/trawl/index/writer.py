@@ -89,8 +89,9 @@ def cluster_key(cluster: str) -> int:
 
 def doc_from(page: PageRecord, record: dict[str, Any]) -> IndexDoc:
     """The index document of a page, from its page row and its text record."""
-    provenance = record.get("provenance") or {}
-    cluster = provenance.get("near_cluster") or record.get("near_cluster") or record.get("cluster")
+    # The parse stage writes "cluster" (and the same value as provenance.near_cluster);
+    # a record without one is its own cluster.
+    cluster = record.get("cluster")
     return IndexDoc(
         key=page.content_hash,
         url=page.url,
