@@ -32,3 +32,7 @@ class ConfigError(TrawlError, ValueError):
 
 class StorageError(TrawlError):
     """The durable store is unusable (corrupt, locked by another crawl, ...)."""
+
+
+class DataDirInUseError(StorageError):
+    """Another trawl process holds the data directory's lock (a crawl is running)."""

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from trawl.errors import StorageError
+from trawl.errors import DataDirInUseError, StorageError
 from trawl.index.writer import CommittedTexts, Indexer
 from trawl.storage.sqlite.db import Database
 from trawl.storage.sqlite.pages import SqlitePageStore
@@ -38,13 +38,11 @@ def rebuild_index(
     started = time.perf_counter()
     try:
         db = Database(data_dir / "state.db")
-    except StorageError as exc:
-        if "in use" in str(exc):
-            raise StorageError(
-                f"a crawl is running on {data_dir}: it keeps the index up itself; "
-                "stop it first to rebuild the index"
-            ) from None
-        raise
+    except DataDirInUseError:
+        raise StorageError(
+            f"a crawl is running on {data_dir}: it keeps the index up itself; "
+            "stop it first to rebuild the index"
+        ) from None
     try:
         pages = SqlitePageStore(db)
         indexer = Indexer(data_dir / "index")

@@ -13,7 +13,7 @@ import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 
-from trawl.errors import StorageError
+from trawl.errors import DataDirInUseError, StorageError
 
 SCHEMA_VERSION = 1
 
@@ -201,5 +201,5 @@ def _lock(path: Path) -> int:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
         os.close(fd)
-        raise StorageError(f"{path.parent} is in use by another trawl process") from None
+        raise DataDirInUseError(f"{path.parent} is in use by another trawl process") from None
     return fd
