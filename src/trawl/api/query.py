@@ -1,9 +1,10 @@
 """Search parameters from a query string: checked, with one message per bad field.
 
-A query is at most ``MAX_QUERY_CHARS`` characters; tabs and line breaks count as
-spaces; other control characters (NUL, C0, DEL, C1) are refused rather than guessed
-at. ``page`` and ``size`` are whole numbers within their bounds, and results go
-``MAX_RESULTS`` deep at most (``page * size``), as the searcher does.
+The index's rules hold (``trawl.index.query.clean``: the length cap; its limits on
+``size`` and on depth, ``page * size``), checked here so that a bad request is a 400
+naming the field even before an index exists. On top of them, at the HTTP edge: tabs
+and line breaks count as spaces, and other control characters (NUL, C0, DEL, C1) and
+text that was not valid UTF-8 are refused rather than silently dropped.
 """
 
 from __future__ import annotations
@@ -12,9 +13,21 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-MAX_QUERY_CHARS = 1000
-MAX_SIZE = 100
-MAX_RESULTS = 1000  # page * size: the searcher shows no deeper results
+from trawl.index.query import MAX_QUERY_CHARS, QueryError, clean
+from trawl.index.search import MAX_RESULTS, MAX_SIZE
+
+__all__ = [
+    "DEFAULT_SIZE",
+    "MAX_PAGE",
+    "MAX_QUERY_CHARS",
+    "MAX_RESULTS",
+    "MAX_SIZE",
+    "ParamError",
+    "SearchParams",
+    "check_query",
+    "parse_params",
+]
+
 MAX_PAGE = MAX_RESULTS
 DEFAULT_SIZE = 10
 
@@ -48,9 +61,11 @@ def check_query(raw: str | None) -> tuple[str, str | None]:
         return query, "contains control characters"
     if "\ufffd" in query or any(0xD800 <= ord(c) <= 0xDFFF for c in query):
         return query, "is not valid UTF-8 text"
-    if len(query) > MAX_QUERY_CHARS:
-        return query, f"is {len(query):,} characters long; the limit is {MAX_QUERY_CHARS:,}"
-    if not query:
+    try:
+        empty = not clean(query)
+    except QueryError as exc:
+        return query, exc.message
+    if empty:
         return query, "is empty: type some words"
     return query, None
 
