@@ -41,8 +41,9 @@ test: setup lint typecheck
 demo: setup
 	$(BIN)/python -m trawl.demo
 
-# Debian packages the crawl benchmark needs (a fast static server for the local web).
-BENCH_PACKAGES ?= nginx libnginx-mod-http-echo
+# Debian packages the benchmarks need (crawl: a fast static server for the local web;
+# api: wrk).
+BENCH_PACKAGES ?= nginx libnginx-mod-http-echo wrk
 
 bench: setup
 	@./scripts/system-deps.sh $(BENCH_PACKAGES)

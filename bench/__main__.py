@@ -1,7 +1,7 @@
 """``make bench``: run every benchmark in turn (``python -m bench [NAME ...]``).
 
 Each benchmark is a script in this folder that prints its figures; nothing here
-asserts a number. Names: urls, robots, frontier, http, extract, crawl, search, neardup.
+asserts a number. Names: urls, robots, frontier, http, extract, crawl, search, api, neardup.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).parent
-ORDER = ["urls", "robots", "http", "extract", "neardup", "frontier", "search", "crawl"]
+ORDER = ["urls", "robots", "http", "extract", "neardup", "frontier", "search", "api", "crawl"]
 
 
 def main(argv: list[str]) -> int:
