@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from trawl.service.views import PROGRESS_INTS
+
 BEARER = "bearerAuth"
 SECURITY_SCHEMES = {
     BEARER: {
@@ -38,25 +40,6 @@ TOP = {
 }
 _INT = {"type": "integer"}
 _NUM = {"type": "number"}
-_PROGRESS_INTS = [
-    "known",
-    "queued",
-    "in_flight",
-    "waiting",
-    "fetched",
-    "parsed",
-    "failed",
-    "skipped",
-    "redirected",
-    "documents",
-    "duplicates",
-    "bytes",
-    "errors",
-    "hosts_active",
-    "hosts_ready",
-    "hosts_waiting",
-    "parse_backlog",
-]
 
 SCHEMAS: dict[str, Any] = {
     "CrawlRequest": {
@@ -137,9 +120,9 @@ SCHEMAS: dict[str, Any] = {
     },
     "Progress": {
         "type": "object",
-        "required": [*_PROGRESS_INTS, "pages_per_second", "elapsed"],
+        "required": [*PROGRESS_INTS, "pages_per_second", "elapsed"],
         "properties": {
-            **{k: _INT for k in _PROGRESS_INTS},
+            **{k: _INT for k in PROGRESS_INTS},
             "pages_per_second": _NUM,
             "elapsed": _NUM,
             "updated": _nullable("number"),

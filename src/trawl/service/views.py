@@ -2,29 +2,17 @@
 
 from __future__ import annotations
 
+from dataclasses import fields
 from typing import Any
 
+from trawl.crawl import Snapshot
 from trawl.service.manager import CrawlManager
 from trawl.telemetry import PROGRESS_FILE, read_json
 
-_INTS = [
-    "known",
-    "queued",
-    "in_flight",
-    "waiting",
-    "fetched",
-    "parsed",
-    "failed",
-    "skipped",
-    "redirected",
-    "documents",
-    "duplicates",
-    "bytes",
-    "errors",
-    "hosts_ready",
-    "hosts_waiting",
-    "parse_backlog",
-]
+# The snapshot's whole-number fields, as the crawler writes them into progress.json.
+SNAPSHOT_INTS = tuple(f.name for f in fields(Snapshot) if f.type == "int")
+# The view's whole-number fields: those, and one derived from them.
+PROGRESS_INTS = (*SNAPSHOT_INTS, "hosts_active")
 
 
 def _prefixed(counters: dict[str, int], prefix: str) -> dict[str, int]:
@@ -34,7 +22,7 @@ def _prefixed(counters: dict[str, int], prefix: str) -> dict[str, int]:
 def progress_view(doc: dict[str, Any] | None) -> dict[str, Any]:
     snap = (doc or {}).get("snapshot") or {}
     counters = (doc or {}).get("counters") or {}
-    out: dict[str, Any] = {k: int(snap.get(k, 0)) for k in _INTS}
+    out: dict[str, Any] = {k: int(snap.get(k, 0)) for k in SNAPSHOT_INTS}
     out["hosts_active"] = out["hosts_ready"] + out["hosts_waiting"]
     out["pages_per_second"] = float(snap.get("pages_per_second", 0.0))
     out["elapsed"] = float(snap.get("elapsed", 0.0))
