@@ -6,9 +6,9 @@
 The sample web is generated deterministically (trawl.testing.sampleweb) and served by
 a child process on 127.0.0.1; the crawler reaches its host names through its own
 resolver override and is allowed onto loopback explicitly, as a user would do.
-After the crawl, the search index is brought up to date and the search page is
-served on 127.0.0.1 (``search: http://127.0.0.1:PORT/``) until Ctrl-C; ``--no-serve``
-ends the demo after the crawl instead.
+After the crawl (whose close indexes what it stored), the search page is served on
+127.0.0.1 (``search: http://127.0.0.1:PORT/``) until Ctrl-C; ``--no-serve`` ends the
+demo after the crawl instead.
 """
 
 from __future__ import annotations
@@ -136,9 +136,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     finally:
         server.terminate()
         server.wait(timeout=10)
-    from trawl.demo_search import complete_index, serve_search
+    from trawl.demo_search import serve_search
 
-    complete_index(args.data)
     if args.no_serve:
         print(f"search:     trawl serve --data {args.data}")
         return 0

@@ -1,4 +1,8 @@
-"""The search half of ``make demo``: bring the index up to date, serve the search page."""
+"""The search half of ``make demo``: serve the search page over the crawl's index.
+
+The crawl's close already indexes the pages it stored and had not indexed yet, so
+there is nothing to bring up to date here.
+"""
 
 from __future__ import annotations
 
@@ -6,11 +10,6 @@ import asyncio
 import errno
 import sys
 from pathlib import Path
-
-
-def complete_index(data: Path) -> None:
-    """Index whatever the crawl committed and the index does not hold yet."""
-    print(f"index:      {data / 'index'}")
 
 
 def serve_search(data: Path, port: int) -> int:
