@@ -105,6 +105,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     resolve_file = args.data / "resolve.txt"
     print(f"sample web: {args.hosts} hosts x {args.pages} pages, served on 127.0.0.1")
     server, seeds = _start_sample_web(args.hosts, args.pages, args.port, resolve_file)
+    late = _LateInterrupts()
     try:
         config = CrawlConfig(
             data_dir=args.data,
@@ -122,7 +123,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         crawl = Crawl(config)
         reporter = ProgressReporter(sys.stdout)
         try:
-            summary = asyncio.run(_run(crawl, reporter, _LateInterrupts(), quiet=False))
+            summary = asyncio.run(_run(crawl, reporter, late, quiet=False))
         finally:
             crawl.close()
         reporter.finish(summary)
@@ -138,6 +139,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         server.wait(timeout=10)
     from trawl.demo_search import serve_search
 
+    if late.count:  # Ctrl-C while the crawl closed: the user wants out, not a server
+        return 130
     if args.no_serve:
         print(f"search:     trawl serve --data {args.data}")
         return 0
