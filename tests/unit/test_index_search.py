@@ -186,7 +186,8 @@ def test_cache_answers_repeats_and_a_commit_empties_it(index_dir: Path) -> None:
     first = s.search("tomatoes")
     again = s.search("tomatoes")
     assert again.results == first.results
-    assert s._cache  # the second came from the cache
+    assert s._cache
+    assert again.results is first.results  # the second came from the cache
     ix = Indexer(index_dir)
     try:
         ix.write([_doc(9, "Tomatoes", "Tomatoes, tomatoes, tomatoes.")])
