@@ -116,7 +116,8 @@ def test_any_text_parses_or_raises_query_error(text: str) -> None:
         assert message
         return
     assert q.canonical
-    parse(q.canonical)  # the canonical form means the same and parses again
+    # The canonical form means the same and parses again, to itself.
+    assert parse(q.canonical).canonical == q.canonical
 
 
 _ALPHABET = st.sampled_from([*'ab "()-+:', "AND", "OR", "NOT", "site:", "x.org"])
