@@ -18,6 +18,7 @@ from aiohttp import web
 from prometheus_client import CollectorRegistry
 from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
 
+from trawl.api.app import json_error, json_response
 from trawl.logs import setup_logging
 from trawl.service import openapi
 from trawl.service.events import EventTail
@@ -29,17 +30,6 @@ from trawl.service.views import crawl_view
 
 log = logging.getLogger("trawl.service")
 TOKEN_FILE = "service-token"
-
-
-def _json(body: Any, status: int = 200) -> web.Response:
-    return web.Response(body=orjson.dumps(body), status=status, content_type="application/json")
-
-
-def _error(status: int, message: str, fields: dict[str, str] | None = None) -> web.Response:
-    body: dict[str, Any] = {"error": message}
-    if fields:
-        body["fields"] = fields
-    return _json(body, status)
 
 
 def load_token(data_dir: Path) -> tuple[str, bool]:
@@ -117,7 +107,7 @@ class ServiceRoutes:
         return hmac.compare_digest(given.strip().encode(), self._token.encode())
 
     def _unauthorized(self) -> web.Response:
-        response = _error(401, "a bearer token is required (Authorization: Bearer TOKEN)")
+        response = json_error(401, "a bearer token is required (Authorization: Bearer TOKEN)")
         response.headers["WWW-Authenticate"] = 'Bearer realm="trawl"'
         return response
 
@@ -125,25 +115,25 @@ class ServiceRoutes:
         wanted = request.query.get("crawl")
         if wanted is not None:
             directory = self.manager.directory(wanted)
-            return (wanted, directory) if directory else _error(404, "no such crawl")
+            return (wanted, directory) if directory else json_error(404, "no such crawl")
         ids = self.manager.ids()
         if not ids:
-            return _error(404, "no crawls yet")
+            return json_error(404, "no crawls yet")
         if len(ids) > 1:
-            return _error(400, "several crawls: say which", {"crawl": "required"})
+            return json_error(400, "several crawls: say which", {"crawl": "required"})
         return ids[0], self.manager.root / ids[0]
 
     # -- crawls ------------------------------------------------------------------
 
     async def list_crawls(self, request: web.Request) -> web.Response:
         crawls = [crawl_view(self.manager, i, full=False) for i in self.manager.ids()]
-        return _json({"crawls": crawls})
+        return json_response({"crawls": crawls})
 
     async def get_crawl(self, request: web.Request) -> web.Response:
         crawl_id = request.match_info["id"]
         if self.manager.directory(crawl_id) is None:
-            return _error(404, "no such crawl")
-        return _json(crawl_view(self.manager, crawl_id, full=True))
+            return json_error(404, "no such crawl")
+        return json_response(crawl_view(self.manager, crawl_id, full=True))
 
     async def create(self, request: web.Request) -> web.Response:
         if not self._authorized(request):
@@ -151,39 +141,39 @@ class ServiceRoutes:
         try:
             body = orjson.loads(await request.read())
         except orjson.JSONDecodeError:
-            return _error(400, "the body is not JSON", {"body": "not JSON"})
+            return json_error(400, "the body is not JSON", {"body": "not JSON"})
         try:
             spec = check_spec(body)
         except SpecError as exc:
-            return _error(400, f"invalid crawl request: {exc}", exc.fields)
+            return json_error(400, f"invalid crawl request: {exc}", exc.fields)
         try:
             crawl_id = await self.manager.create(spec)
         except TooManyCrawlsError as exc:
-            return _error(429, str(exc))
-        return _json({"id": crawl_id, "state": self.manager.status(crawl_id)}, 201)
+            return json_error(429, str(exc))
+        return json_response({"id": crawl_id, "state": self.manager.status(crawl_id)}, status=201)
 
     async def control(self, request: web.Request) -> web.Response:
         if not self._authorized(request):
             return self._unauthorized()
         crawl_id = request.match_info["id"]
         if self.manager.directory(crawl_id) is None:
-            return _error(404, "no such crawl")
+            return json_error(404, "no such crawl")
         action = request.path.rsplit("/", 1)[1]
         try:
             await getattr(self.manager, action)(crawl_id)
         except CrawlConflictError as exc:
-            return _error(409, str(exc))
+            return json_error(409, str(exc))
         except TooManyCrawlsError as exc:
-            return _error(429, str(exc))
+            return json_error(429, str(exc))
         log.info("crawl %s", action, extra={"crawl": crawl_id})
-        return _json({"id": crawl_id, "state": self.manager.status(crawl_id)}, 202)
+        return json_response({"id": crawl_id, "state": self.manager.status(crawl_id)}, status=202)
 
     # -- pages and hosts ---------------------------------------------------------
 
     async def page(self, request: web.Request) -> web.Response:
         url = request.query.get("url")
         if not url:
-            return _error(400, "url is required", {"url": "required"})
+            return json_error(400, "url is required", {"url": "required"})
         body = request.query.get("body", "true").lower() not in ("false", "0", "no")
         wanted = request.query.get("crawl")
         ids = [wanted] if wanted is not None else self.manager.ids()
@@ -191,13 +181,13 @@ class ServiceRoutes:
         for crawl_id in ids:
             directory = self.manager.directory(crawl_id)
             if directory is None:
-                return _error(404, "no such crawl")
+                return json_error(404, "no such crawl")
             found = await asyncio.to_thread(page_copy, directory, url, body=body)
             if found is not None and (best is None or found["fetch_time"] > best["fetch_time"]):
                 best = {**found, "crawl": crawl_id}
         if best is None:
-            return _error(404, "no stored copy of that URL")
-        return _json(best)
+            return json_error(404, "no stored copy of that URL")
+        return json_response(best)
 
     async def host(self, request: web.Request) -> web.Response:
         picked = self._pick(request)
@@ -209,8 +199,8 @@ class ServiceRoutes:
         host = request.match_info["host"].strip().lower()
         view = await asyncio.to_thread(host_view, directory, host, config)
         if view is None:
-            return _error(404, "the crawl has not met that host")
-        return _json({**view, "crawl": crawl_id})
+            return json_error(404, "the crawl has not met that host")
+        return json_response({**view, "crawl": crawl_id})
 
     # -- events and metrics ------------------------------------------------------
 
@@ -223,14 +213,14 @@ class ServiceRoutes:
             after = int(request.headers.get("Last-Event-ID") or request.query.get("after") or 0)
             limit = int(request.query.get("limit", "100"))
         except ValueError:
-            return _error(400, "after, limit and Last-Event-ID are integers")
+            return json_error(400, "after, limit and Last-Event-ID are integers")
         if after < 0 or not 1 <= limit <= 1000:
-            return _error(400, "after must be >= 0 and limit 1..1000")
+            return json_error(400, "after must be >= 0 and limit 1..1000")
         tail = EventTail(directory)
         if "text/event-stream" not in request.headers.get("Accept", ""):
             found = await asyncio.to_thread(tail.read, after=after, limit=limit)
             last = int(found[-1]["id"]) if found else after
-            return _json({"crawl": crawl_id, "events": found, "last_id": last})
+            return json_response({"crawl": crawl_id, "events": found, "last_id": last})
         return await self._stream(request, tail, crawl_id, after)
 
     async def _stream(
