@@ -4,6 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
+from trawl.service.spec import (
+    LIMITS,
+    MAX_SEEDS,
+    NUMBERS,
+    PRIORITIES,
+    PURPOSES,
+    QUALITIES,
+    RECRAWL,
+    SCOPES,
+)
 from trawl.service.views import PROGRESS_INTS
 
 BEARER = "bearerAuth"
@@ -29,6 +39,20 @@ def _nullable(kind: str, **more: Any) -> dict[str, Any]:
     return {"type": [kind, "null"], **more}
 
 
+def _bounded(kind: type, low: float, high: float, **more: Any) -> dict[str, Any]:
+    """A number as spec.py checks it: (int or float, lowest, highest)."""
+    return {
+        "type": "integer" if kind is int else "number",
+        "minimum": low,
+        "maximum": high,
+        **more,
+    }
+
+
+def _enum(values: Any, default: str | None = None, **more: Any) -> dict[str, Any]:
+    return {"enum": list(values), **({"default": default} if default else {}), **more}
+
+
 COUNTS = {"type": "object", "additionalProperties": {"type": "integer"}}
 TOP = {
     "type": "array",
@@ -41,6 +65,13 @@ TOP = {
 _INT = {"type": "integer"}
 _NUM = {"type": "number"}
 
+# What a create or a control answers: the crawl and its state now.
+_CRAWL_STATE = {
+    "type": "object",
+    "required": ["id", "state"],
+    "properties": {"id": {"type": "string"}, "state": {"type": "string"}},
+}
+
 SCHEMAS: dict[str, Any] = {
     "CrawlRequest": {
         "type": "object",
@@ -51,48 +82,38 @@ SCHEMAS: dict[str, Any] = {
             "seeds": {
                 "type": "array",
                 "minItems": 1,
-                "maxItems": 10000,
+                "maxItems": MAX_SEEDS,
                 "items": {"type": "string"},
             },
-            "scope": {"enum": ["host", "domain", "any", "allowlist"], "default": "host"},
+            "scope": _enum(SCOPES, "host"),
             "allowed_hosts": {"type": "array", "items": {"type": "string"}},
             "limits": {
                 "type": "object",
                 "additionalProperties": False,
-                "properties": {
-                    "max_pages": {"type": "integer", "minimum": 1},
-                    "max_depth": {"type": "integer", "minimum": 1, "maximum": 1000},
-                    "max_per_host": {"type": "integer", "minimum": 1},
-                    "max_duration": {"type": "number", "minimum": 0.1},
-                    "max_in_flight": {"type": "integer", "minimum": 1, "maximum": 10000},
-                },
+                "properties": {key: _bounded(*b) for key, b in LIMITS.items()},
             },
-            "priority": {
-                "enum": ["normal", "low", "idle"],
-                "default": "normal",
-                "description": "CPU priority of the crawl's processes (nice 0, 10, 19)",
-            },
+            "priority": _enum(
+                PRIORITIES,
+                "normal",
+                description="CPU priority of the crawl's processes (nice 0, 10, 19)",
+            ),
             "agent": {"type": "string", "description": "robots.txt product token (User-Agent)"},
             "contact": {"type": "string", "description": "URL put in the User-Agent"},
-            "purpose": {
-                "enum": ["search", "training"],
-                "default": "search",
-                "description": "training honours the AI opt-outs (GPTBot, CCBot, noai, TDMRep)",
-            },
+            "purpose": _enum(
+                PURPOSES,
+                "search",
+                description="training honours the AI opt-outs (GPTBot, CCBot, noai, TDMRep)",
+            ),
             "recrawl": {
                 "type": ["object", "null"],
                 "required": ["interval"],
                 "additionalProperties": False,
                 "description": "revisit pages after interval seconds (adaptive within min..max)",
-                "properties": {"interval": _NUM, "min": _NUM, "max": _NUM},
+                "properties": {key: _bounded(*b) for key, b in RECRAWL.items()},
             },
-            "delay": {
-                "type": "number",
-                "minimum": 0,
-                "description": "seconds between requests to a host",
-            },
-            "timeout": {"type": "number", "description": "total seconds per fetch"},
-            "parse_workers": {"type": "integer", "minimum": 0, "maximum": 64},
+            "delay": _bounded(*NUMBERS["delay"], description="seconds between requests to a host"),
+            "timeout": _bounded(*NUMBERS["timeout"], description="total seconds per fetch"),
+            "parse_workers": _bounded(*NUMBERS["parse_workers"]),
             "allow_networks": {
                 "type": "array",
                 "items": {"type": "string"},
@@ -105,19 +126,11 @@ SCHEMAS: dict[str, Any] = {
                 "description": "host name -> IP address, used instead of DNS",
             },
             "strip_tracking": {"type": "boolean"},
-            "quality": {"enum": ["none", "gopher"]},
+            "quality": _enum(QUALITIES),
         },
     },
-    "CrawlCreated": {
-        "type": "object",
-        "required": ["id", "state"],
-        "properties": {"id": {"type": "string"}, "state": {"type": "string"}},
-    },
-    "CrawlState": {
-        "type": "object",
-        "required": ["id", "state"],
-        "properties": {"id": {"type": "string"}, "state": {"type": "string"}},
-    },
+    "CrawlCreated": _CRAWL_STATE,
+    "CrawlState": _CRAWL_STATE,
     "Progress": {
         "type": "object",
         "required": [*PROGRESS_INTS, "pages_per_second", "elapsed"],

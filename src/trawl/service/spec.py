@@ -10,15 +10,17 @@ from __future__ import annotations
 import ipaddress
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 from trawl import urls
-from trawl.config import CrawlConfig, Timeouts, load_config
+from trawl.config import CrawlConfig, Purpose, Scope, Timeouts, load_config
 from trawl.errors import ConfigError, UrlError
 
 MAX_SEEDS = 10_000
 PRIORITIES = {"normal": 0, "low": 10, "idle": 19}  # the crawl's processes' nice value
-SCOPES = ("host", "domain", "any", "allowlist")
+SCOPES: tuple[str, ...] = get_args(Scope)
+PURPOSES: tuple[str, ...] = get_args(Purpose)
+QUALITIES = ("none", "gopher")
 LIMITS: dict[str, tuple[type, float, float]] = {
     "max_pages": (int, 1, 10**12),
     "max_depth": (int, 1, 1000),
@@ -180,8 +182,8 @@ class _Checker:
     def _choices(self) -> None:
         for key, allowed, default in (
             ("priority", tuple(PRIORITIES), "normal"),
-            ("purpose", ("search", "training"), "search"),
-            ("quality", ("none", "gopher"), "none"),
+            ("purpose", PURPOSES, "search"),
+            ("quality", QUALITIES, "none"),
         ):
             value = self._get(key, default)
             if value not in allowed:
