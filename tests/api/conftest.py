@@ -8,7 +8,7 @@ import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 
-from tests.api.fakes import FakeQueryError, FakeSearcher, fake_index
+from tests.api.fakes import FakeSearcher, fake_index
 from trawl.api.app import SERVER_LIMITS, create_app
 from trawl.api.search import SearchRoutes
 
@@ -25,9 +25,7 @@ def searcher() -> FakeSearcher:
 
 @pytest.fixture
 def routes(data_dir: Path, searcher: FakeSearcher) -> SearchRoutes:
-    return SearchRoutes(
-        data_dir, searcher_factory=lambda _dir: searcher, query_errors=(FakeQueryError,)
-    )
+    return SearchRoutes(data_dir, searcher_factory=lambda _dir: searcher)
 
 
 @pytest.fixture

@@ -1,39 +1,32 @@
-"""A small in-memory searcher with the interface of ``trawl.index.Searcher``."""
+"""A small in-memory stand-in for ``trawl.index.Searcher``, answering with its types."""
 
 from __future__ import annotations
 
 import html
 import re
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from difflib import get_close_matches
 from pathlib import Path
 
+from trawl.index import Hit, QueryError, Searcher, SearchResults
 
-class FakeQueryError(ValueError):
-    pass
-
-
-@dataclass(frozen=True)
-class FakeHit:
-    title: str
-    snippet: str
-    link: str
-    host: str
-    score: float
-    fetched_at: str | None
-    language: str | None = "en"
+FETCHED_AT = 1_796_119_200.0  # 2026-12-01T10:00:00Z
 
 
-@dataclass(frozen=True)
-class FakeResults:
-    query: str
-    results: list[FakeHit]
-    total: int
-    took_ms: float
-    corrected: str | None
-    page: int
-    size: int
+def FakeHit(  # noqa: N802 - stands in for the class it builds
+    title: str,
+    snippet: str,
+    link: str,
+    host: str,
+    score: float,
+    fetched_at: float | None,
+    language: str | None = "en",
+) -> Hit:
+    return Hit(title, snippet, link, host, score, fetched_at or 0.0, language)
+
+
+FakeResults = SearchResults
 
 
 @dataclass(frozen=True)
@@ -61,12 +54,8 @@ def corpus(n: int = 35) -> list[Doc]:
     return docs
 
 
-@dataclass
-class FakeSearcher:
-    docs: list[Doc] = field(default_factory=corpus)
-    closed: bool = False
-    reloads: int = 0
-    calls: int = 0
+class FakeSearcher(Searcher):
+    """Searches ``corpus()`` in memory; nothing of the real searcher's state is set up."""
 
     def __init__(self, index_dir: Path | None = None, *, cache_size: int = 1024) -> None:
         self.docs = corpus()
@@ -77,20 +66,20 @@ class FakeSearcher:
     def _vocab(self) -> set[str]:
         return {w for d in self.docs for w in re.findall(r"[a-z0-9]+", (d.title + d.text).lower())}
 
-    def search(self, query: str, *, page: int = 1, size: int = 10) -> FakeResults:
+    def search(self, query: str, *, page: int = 1, size: int = 10) -> SearchResults:
         self.calls += 1
         started = time.perf_counter()
         if query.count('"') % 2:
-            raise FakeQueryError("unbalanced quote")
+            raise QueryError("unbalanced quote")
         words = re.findall(r"[A-Za-z0-9]+", query)
         if not words or words[-1] in ("AND", "OR", "NOT") or words[0] in ("AND", "OR"):
-            raise FakeQueryError(f"operator {words[-1] if words else query!r} needs words")
+            raise QueryError(f"operator {words[-1] if words else query!r} needs words")
         vocab = self._vocab()
         fixed = [w.lower() if w.lower() in vocab else _fix(w.lower(), vocab) for w in words]
         corrected = " ".join(fixed) if fixed != [w.lower() for w in words] else None
         hits = [d for d in self.docs if all(w in (d.title + " " + d.text).lower() for w in fixed)]
         start = (page - 1) * size
-        return FakeResults(
+        return SearchResults(
             query=query,
             results=[_hit(d, fixed) for d in hits[start : start + size]],
             total=len(hits),
@@ -112,11 +101,11 @@ def _fix(word: str, vocab: set[str]) -> str:
     return close[0] if close else word
 
 
-def _hit(doc: Doc, words: list[str]) -> FakeHit:
+def _hit(doc: Doc, words: list[str]) -> Hit:
     snippet = html.escape(doc.text)
     for w in words:
         snippet = re.sub(f"(?i)({re.escape(w)})", r"<mark>\1</mark>", snippet)
-    return FakeHit(doc.title, snippet, doc.link, doc.host, 1.0, "2026-12-01T10:00:00Z")
+    return Hit(doc.title, snippet, doc.link, doc.host, 1.0, FETCHED_AT, "en")
 
 
 def fake_index(data: Path) -> Path:

@@ -16,7 +16,7 @@ import schemathesis
 from hypothesis import HealthCheck, settings
 from schemathesis.specs.openapi.checks import positive_data_acceptance
 
-from tests.api.fakes import FakeQueryError, FakeSearcher, fake_index
+from tests.api.fakes import FakeSearcher, fake_index
 from tests.api.threadserve import serve_in_thread
 from trawl.api.app import build_openapi, create_app
 from trawl.api.search import SearchRoutes
@@ -24,7 +24,7 @@ from trawl.api.search import SearchRoutes
 
 def _routes(data: Path) -> SearchRoutes:
     searcher = FakeSearcher()
-    return SearchRoutes(data, searcher_factory=lambda _d: searcher, query_errors=(FakeQueryError,))
+    return SearchRoutes(data, searcher_factory=lambda _d: searcher)
 
 
 schema = schemathesis.openapi.from_dict(

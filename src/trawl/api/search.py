@@ -13,23 +13,44 @@ import contextlib
 import logging
 import time
 from collections.abc import Callable, Mapping
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from aiohttp import web
 
 from trawl.api.app import json_error, json_response
 from trawl.api.query import MAX_PAGE, MAX_SIZE, ParamError, SearchParams, parse_params
 from trawl.api.search_openapi import SEARCH_PATHS, SEARCH_SCHEMAS
-from trawl.api.searching import Searcher, SearcherFactory, default_factory, hit_json
+from trawl.index import Hit, QueryError, Searcher, SearchResults
 
 log = logging.getLogger("trawl.api.search")
 
 __all__ = ["MAX_PAGE", "MAX_SIZE", "NoIndexError", "SearchRoutes"]
 
 
+SearcherFactory = Callable[[Path], Searcher]
+
+
 class NoIndexError(Exception):
     """There is no search index to open (yet)."""
+
+
+def iso_time(when: float) -> str | None:
+    """A fetch time (Unix seconds; 0 when the index has none) as ISO 8601 UTC."""
+    if not when:
+        return None
+    return datetime.fromtimestamp(when, UTC).isoformat().replace("+00:00", "Z")
+
+
+def hit_json(hit: Hit) -> dict[str, Any]:
+    return {
+        "title": hit.title or hit.link,
+        "snippet": hit.snippet,
+        "link": hit.link,
+        "host": hit.host,
+        "fetched_at": iso_time(hit.fetched_at),
+    }
 
 
 class SearchRoutes:
@@ -37,22 +58,21 @@ class SearchRoutes:
 
     openapi_paths: Mapping[str, Any] = SEARCH_PATHS
     openapi_schemas: Mapping[str, Any] = SEARCH_SCHEMAS
+    # What a search raises for a query it cannot run: a 400 (the page: a notice).
+    query_errors: ClassVar[tuple[type[Exception], ...]] = (QueryError,)
 
     def __init__(
         self,
         data_dir: Path,
         *,
         searcher_factory: SearcherFactory | None = None,
-        query_errors: tuple[type[Exception], ...] | None = None,
         cache_size: int = 1024,
         page: bool = True,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.data_dir = data_dir
         self.index_dir = data_dir / "index"
-        factory, errors = default_factory(cache_size)
-        self._factory = searcher_factory or factory
-        self.query_errors = query_errors if query_errors is not None else errors
+        self._factory = searcher_factory or (lambda d: Searcher(d, cache_size=cache_size))
         self._page = page
         self._clock = clock
         self._searcher: Searcher | None = None
@@ -124,7 +144,7 @@ class SearchRoutes:
             "query": results.query,
             "results": [hit_json(hit) for hit in results.results],
             "total": results.total,
-            "took_ms": round(float(results.took_ms), 3),
+            "took_ms": round(results.took_ms, 3),
             "page": results.page,
             "size": results.size,
         }
@@ -132,6 +152,6 @@ class SearchRoutes:
             body["corrected"] = results.corrected
         return json_response(body)
 
-    def run(self, params: SearchParams) -> Any:
+    def run(self, params: SearchParams) -> SearchResults:
         """The searcher's answer for the page (raises NoIndexError or a query error)."""
         return self.searcher().search(params.query, page=params.page, size=params.size)

@@ -12,7 +12,7 @@ import html
 import re
 from importlib import resources
 from string import Template
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 from urllib.parse import urlencode, urlsplit
 
 from aiohttp import web
@@ -21,7 +21,7 @@ from trawl.api.query import DEFAULT_SIZE, MAX_QUERY_CHARS, MAX_RESULTS, ParamErr
 
 if TYPE_CHECKING:
     from trawl.api.search import SearchRoutes
-    from trawl.api.searching import HitLike, ResultsLike
+    from trawl.index import Hit, SearchResults
 
 _MARK = re.compile(r"(</?mark>)")
 _ENTITY = re.compile(r"&(#[0-9]{1,7}|#x[0-9a-fA-F]{1,6}|[a-zA-Z][a-zA-Z0-9]{1,31});")
@@ -73,7 +73,7 @@ def _link(url: str) -> str | None:
     return url if scheme in ("http", "https") else None
 
 
-def _hit(hit: HitLike) -> str:
+def _hit(hit: Hit) -> str:
     e = html.escape
     link = _link(hit.link)
     title = e(hit.title or hit.link)
@@ -88,7 +88,7 @@ def _hit(hit: HitLike) -> str:
     )
 
 
-def _pager(results: ResultsLike) -> str:
+def _pager(results: SearchResults) -> str:
     size = max(1, results.size)
     last = min(MAX_RESULTS // size, max(1, -(-results.total // size)))
     page = results.page
@@ -114,9 +114,9 @@ def _count(total: int, took_ms: float, page: int) -> str:
     return f'<p class="stats">{where} {total:,} {noun} ({took_ms:.1f} ms)</p>'
 
 
-def render_results(results: ResultsLike, original: str) -> str:
+def render_results(results: SearchResults, original: str) -> str:
     e = html.escape
-    parts = [_count(results.total, float(results.took_ms), results.page)]
+    parts = [_count(results.total, results.took_ms, results.page)]
     if results.corrected and results.corrected != original:
         parts.append(
             '<p class="corrected">Showing results for '
@@ -185,7 +185,7 @@ class SearchPage:
             problems = "; ".join(f"{k} {v}" for k, v in exc.fields.items())
             return self._page(shown, _notice("bad", "That search cannot run", problems), status=400)
         try:
-            results: Any = self._routes.run(params)
+            results = self._routes.run(params)
         except NoIndexError as exc:
             return self._page(params.query, _notice("wait", "No index yet", str(exc)), status=503)
         except self._routes.query_errors as exc:
