@@ -33,6 +33,8 @@ DEFAULT_SIZE = 10
 
 _SPACE_CONTROLS = re.compile(r"[\t\n\r\f\v]+")
 _CONTROLS = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+# U+FFFD is what undecodable bytes in the request became; surrogates cannot be encoded.
+_NOT_UTF8 = re.compile("[\ufffd\ud800-\udfff]")
 _INT = re.compile(r"[0-9]{1,9}")
 
 
@@ -59,7 +61,7 @@ def check_query(raw: str | None) -> tuple[str, str | None]:
     query = _SPACE_CONTROLS.sub(" ", raw).strip()
     if _CONTROLS.search(query):
         return query, "contains control characters"
-    if "\ufffd" in query or any(0xD800 <= ord(c) <= 0xDFFF for c in query):
+    if _NOT_UTF8.search(query):
         return query, "is not valid UTF-8 text"
     try:
         empty = not clean(query)

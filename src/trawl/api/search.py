@@ -20,13 +20,13 @@ from typing import Any, ClassVar
 from aiohttp import web
 
 from trawl.api.app import json_error, json_response
-from trawl.api.query import MAX_PAGE, MAX_SIZE, ParamError, SearchParams, parse_params
+from trawl.api.query import ParamError, SearchParams, parse_params
 from trawl.api.search_openapi import SEARCH_PATHS, SEARCH_SCHEMAS
 from trawl.index import Hit, QueryError, Searcher, SearchResults
 
 log = logging.getLogger("trawl.api.search")
 
-__all__ = ["MAX_PAGE", "MAX_SIZE", "NoIndexError", "SearchRoutes"]
+__all__ = ["NoIndexError", "SearchRoutes"]
 
 
 SearcherFactory = Callable[[Path], Searcher]
@@ -131,13 +131,11 @@ class SearchRoutes:
         except ParamError as exc:
             return json_error(400, exc.message, exc.fields)
         try:
-            searcher = self.searcher()
+            results = self.run(params)
         except NoIndexError as exc:
             response = json_error(503, str(exc))
             response.headers["Retry-After"] = "5"
             return response
-        try:
-            results = searcher.search(params.query, page=params.page, size=params.size)
         except self.query_errors as exc:
             return json_error(400, f"bad query: {exc}", {"query": str(exc)})
         body: dict[str, Any] = {

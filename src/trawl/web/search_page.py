@@ -18,6 +18,7 @@ from urllib.parse import urlencode, urlsplit
 from aiohttp import web
 
 from trawl.api.query import DEFAULT_SIZE, MAX_QUERY_CHARS, MAX_RESULTS, ParamError, parse_params
+from trawl.api.search import NoIndexError
 
 if TYPE_CHECKING:
     from trawl.api.search import SearchRoutes
@@ -172,8 +173,6 @@ class SearchPage:
         return web.Response(text=body, status=status, content_type="text/html", charset="utf-8")
 
     async def page(self, request: web.Request) -> web.Response:
-        from trawl.api.search import NoIndexError
-
         raw = request.query.get("query", "")
         shown = raw[:MAX_QUERY_CHARS]
         if not raw.strip() and "page" not in request.query and "size" not in request.query:
