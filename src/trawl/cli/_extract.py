@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import sys
 from pathlib import Path
 from typing import Any
@@ -50,10 +49,9 @@ def _extract(args: argparse.Namespace) -> int:
     content_type = next((v for n, v in headers if n.lower() == "content-type"), None)
     options = ParseOptions(agents=tuple(args.agent) or ("trawl",), quality=True)
     page = parse_page(ParseJob(args.url, tuple(headers), body, content_type), options)
-    out = _as_dict(page)
     if args.json:
         opts = orjson.OPT_INDENT_2 | orjson.OPT_SERIALIZE_NUMPY
-        sys.stdout.write(orjson.dumps(out, option=opts).decode() + "\n")
+        sys.stdout.write(orjson.dumps(page, default=_json_default, option=opts).decode() + "\n")
         return 0 if page.error is None else 1
     if page.error is not None:
         print(f"error:      {page.error}")
@@ -76,17 +74,10 @@ def _extract(args: argparse.Namespace) -> int:
     return 0
 
 
-def _as_dict(page: Any) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for f in dataclasses.fields(page):
-        value = getattr(page, f.name)
-        if dataclasses.is_dataclass(value) and not isinstance(value, type):
-            value = dataclasses.asdict(value)
-        elif isinstance(value, frozenset):
-            value = sorted(value)
-        elif isinstance(value, tuple):
-            value = list(value)
-        elif isinstance(value, bytes):
-            value = value.hex()
-        out[f.name] = value
-    return out
+def _json_default(value: Any) -> Any:
+    """What orjson does not encode by itself (it does dataclasses and tuples)."""
+    if isinstance(value, frozenset | set):
+        return sorted(value)
+    if isinstance(value, bytes):
+        return value.hex()
+    raise TypeError(f"cannot encode {type(value).__name__} as JSON")
