@@ -34,27 +34,50 @@ class EventLog:
         return event_id
 
 
+def read_span(
+    directory: Path,
+    start: Position,
+    end: Position,
+    *,
+    after: int = 0,
+    limit: int | None = None,
+    prefix: str = "events",
+) -> tuple[list[dict[str, Any]], Position]:
+    """Events with an id above ``after`` (at most ``limit``) from ``start`` up to ``end``
+    (a committed end), and the position after the last line read, to go on from there.
+    """
+    out: list[dict[str, Any]] = []
+    index, offset = start.index, start.offset
+    while (index, offset) < (end.index, end.offset):
+        stop = end.offset if index == end.index else None
+        data = b""
+        path = directory / f"{prefix}-{index:05d}.jsonl"
+        if path.exists():
+            with open(path, "rb") as f:
+                f.seek(offset)
+                data = f.read() if stop is None else f.read(max(0, stop - offset))
+        # Whole lines only, each line's end tracked so a limit resumes exactly there.
+        pos = 0
+        while (nl := data.find(b"\n", pos)) >= 0:
+            line, pos = data[pos:nl], nl + 1
+            if not line:
+                continue
+            event = orjson.loads(line)
+            if int(event["id"]) > after:
+                out.append(event)
+                if limit is not None and len(out) >= limit:
+                    return out, Position(index, offset + pos)
+        offset += pos
+        if index == end.index:
+            break
+        index, offset = index + 1, 0
+    return out, Position(index, offset)
+
+
 def read_events(
     directory: Path, *, committed: Position | None, after: int = 0, prefix: str = "events"
 ) -> Iterator[dict[str, Any]]:
     """Committed events with an id above ``after``, oldest first."""
     if committed is None or not directory.exists():
         return
-    files = []
-    for path in directory.glob(f"{prefix}-*.jsonl"):
-        try:
-            index = int(path.name[len(prefix) + 1 : -len(".jsonl")])
-        except ValueError:
-            continue
-        if index <= committed.index:
-            files.append((index, path))
-    for index, path in sorted(files):
-        limit = committed.offset if index == committed.index else None
-        with open(path, "rb") as f:
-            data = f.read() if limit is None else f.read(limit)
-        for line in data.splitlines():
-            if not line:
-                continue
-            event = orjson.loads(line)
-            if int(event["id"]) > after:
-                yield event
+    yield from read_span(directory, Position(1, 0), committed, after=after, prefix=prefix)[0]
