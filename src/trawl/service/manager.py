@@ -34,6 +34,7 @@ log = logging.getLogger("trawl.service")
 
 STATE_FILE = "state.json"
 LOG_FILE = "crawl.log"
+RUNTIME_FILE = "runtime.json"
 FINISHED_REASONS = ("done", "max pages", "max duration", "interrupted", "aborted")
 LIVE = ("running", "paused", "stopping")
 
@@ -113,7 +114,7 @@ class CrawlManager:
             desired = self.state(crawl_id).get("desired")
             if desired not in LIVE:
                 continue
-            runtime = read_json(directory / "runtime.json") or {}
+            runtime = read_json(directory / RUNTIME_FILE) or {}
             pid = runtime.get("pid")
             if isinstance(pid, int) and lock_held(directory):
                 child = _Child(pid=pid, process=None)
@@ -210,7 +211,7 @@ class CrawlManager:
                 stderr=out,
                 start_new_session=True,
             )
-        write_json_atomic(directory / "runtime.json", {"pid": process.pid, "at": time.time()})
+        write_json_atomic(directory / RUNTIME_FILE, {"pid": process.pid, "at": time.time()})
         child = _Child(pid=process.pid, process=process)
         self._children[crawl_id] = child
         child.monitor = asyncio.create_task(self._monitor(crawl_id, child))

@@ -25,8 +25,10 @@ from trawl.service.events import EventTail
 from trawl.service.manager import CrawlConflictError, CrawlManager, TooManyCrawlsError
 from trawl.service.metrics import CrawlCollector
 from trawl.service.reader import host_view, page_copy
+from trawl.service.runner import SPEC_FILE
 from trawl.service.spec import SpecError, check_spec, to_config
 from trawl.service.views import crawl_view
+from trawl.telemetry import read_json
 
 log = logging.getLogger("trawl.service")
 TOKEN_FILE = "service-token"
@@ -194,8 +196,7 @@ class ServiceRoutes:
         if isinstance(picked, web.Response):
             return picked
         crawl_id, directory = picked
-        spec = orjson.loads((directory / "spec.json").read_bytes())
-        config = to_config(spec, directory)
+        config = to_config(read_json(directory / SPEC_FILE) or {}, directory)
         host = request.match_info["host"].strip().lower()
         view = await asyncio.to_thread(host_view, directory, host, config)
         if view is None:

@@ -7,6 +7,7 @@ from typing import Any
 
 from trawl.crawl import Snapshot
 from trawl.service.manager import CrawlManager
+from trawl.service.runner import SPEC_FILE
 from trawl.telemetry import PROGRESS_FILE, read_json
 
 # The snapshot's whole-number fields, as the crawler writes them into progress.json.
@@ -44,7 +45,7 @@ def progress_view(doc: dict[str, Any] | None) -> dict[str, Any]:
 
 def crawl_view(manager: CrawlManager, crawl_id: str, *, full: bool) -> dict[str, Any]:
     directory = manager.root / crawl_id
-    spec = read_json(directory / "spec.json") or {}
+    spec = read_json(directory / SPEC_FILE) or {}
     state = manager.state(crawl_id)
     out: dict[str, Any] = {
         "id": crawl_id,
