@@ -102,7 +102,7 @@ class Searcher:
         self._reload_interval = reload_interval
         self._clock = clock
         self._lock = threading.Lock()
-        self._cache: OrderedDict[tuple[str, int, int], SearchResults] = OrderedDict()
+        self._cache: OrderedDict[tuple[str, str, int, int], SearchResults] = OrderedDict()
         self._index: tantivy.Index | None = None
         self._view: _View | None = None
         self._stamp: tuple[int, int, int] | None = None
@@ -169,29 +169,47 @@ class Searcher:
             raise QueryError(f"results beyond the first {MAX_RESULTS:,} are not shown")
         if not isinstance(query, str):
             raise QueryError("the query must be text")
-        parsed = parse(query)
         if self._clock() - self._checked >= self._reload_interval:
             self.reload()
-        key = (parsed.canonical, page, size)
+        # A repeat of the very same text is answered before parsing it; other spellings
+        # of one query meet under the canonical form.
+        raw = ("raw", query, page, size)
+        cached = self._cached(raw)
+        if cached is None:
+            parsed = parse(query)
+            key = ("canonical", parsed.canonical, page, size)
+            cached = self._cached(key)
+            if cached is None:
+                view = self._view
+                if view is None:
+                    results = SearchResults(query, [], 0, 0.0, None, page, size)
+                else:
+                    results = self._run(view, parsed, query, page, size)
+                took = (time.perf_counter() - started) * 1000
+                results = dataclasses.replace(results, took_ms=took)
+                self._store(key, results, view)
+                self._store(raw, results, view)
+                return results
+            self._store(raw, cached, self._view)
+        took = (time.perf_counter() - started) * 1000
+        return dataclasses.replace(cached, query=query, took_ms=took)
+
+    def _cached(self, key: tuple[str, str, int, int]) -> SearchResults | None:
         with self._lock:
             cached = self._cache.get(key)
             if cached is not None:
                 self._cache.move_to_end(key)
-        if cached is not None:
-            took = (time.perf_counter() - started) * 1000
-            return dataclasses.replace(cached, query=query, took_ms=took)
-        view = self._view
-        if view is None:
-            results = SearchResults(query, [], 0, 0.0, None, page, size)
-        else:
-            results = self._run(view, parsed, query, page, size)
-        results = dataclasses.replace(results, took_ms=(time.perf_counter() - started) * 1000)
+        return cached
+
+    def _store(
+        self, key: tuple[str, str, int, int], results: SearchResults, view: _View | None
+    ) -> None:
         with self._lock:
+            # Only answers from the current view: a reload in between emptied the cache.
             if self._view is view and self._cache_size > 0:
                 self._cache[key] = results
                 while len(self._cache) > self._cache_size:
                     self._cache.popitem(last=False)
-        return results
 
     def _corrections(
         self, view: _View, compiler: Compiler, parsed: ParsedQuery
