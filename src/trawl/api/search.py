@@ -23,6 +23,7 @@ from trawl.api.app import json_error, json_response
 from trawl.api.query import ParamError, SearchParams, parse_params
 from trawl.api.search_openapi import SEARCH_PATHS, SEARCH_SCHEMAS
 from trawl.index import Hit, QueryError, Searcher, SearchResults
+from trawl.index.schema import index_exists
 
 log = logging.getLogger("trawl.api.search")
 
@@ -106,7 +107,7 @@ class SearchRoutes:
         if now - self._last_try < 1.0:
             raise NoIndexError(self.no_index_message())
         self._last_try = now
-        if not (self.index_dir / "meta.json").is_file():
+        if not index_exists(self.index_dir):
             raise NoIndexError(self.no_index_message())
         try:
             self._searcher = self._factory(self.index_dir)
