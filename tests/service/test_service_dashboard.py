@@ -43,6 +43,12 @@ async def test_dashboard_live_and_pause(tmp_path: Path) -> None:
                     await asyncio.sleep(0.1)
                 else:
                     pytest.fail("the fetched count did not move")
+                for _ in range(100):  # the event stream fills "recent events"
+                    if "page.new" in (await page.text_content("#events") or ""):
+                        break
+                    await asyncio.sleep(0.1)
+                else:
+                    pytest.fail("no page events reached the dashboard")
                 await page.click("button[data-a=pause]")
                 try:
                     await page.wait_for_selector("#state.paused", timeout=10_000)

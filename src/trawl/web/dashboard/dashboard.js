@@ -13,7 +13,14 @@
   const hostRows = (list) => (list || []).map((h) => `<tr><td>${esc(h.host)}</td><td>${num(h.count)}</td></tr>`).join("")
     || '<tr><td class="muted">none</td></tr>';
   let events = [];
-  let lastEvent = 0;
+  if (crawl) {
+    // One live stream: the server keeps its place in the log and a reconnect resumes
+    // after the last id (Last-Event-ID), so no poll reads the log again from the start.
+    const source = new EventSource(`/v1/events?crawl=${encodeURIComponent(crawl)}`);
+    const onEvent = (m) => { events.push(JSON.parse(m.data)); if (events.length > 50) events = events.slice(-50); };
+    source.addEventListener("page.new", onEvent);
+    source.addEventListener("page.changed", onEvent);
+  }
 
   function chart(history) {
     const pts = (history || []).slice(-120);
@@ -61,8 +68,6 @@
   async function tick() {
     try {
       if (!crawl) { renderList(await (await fetch("/v1/crawls")).json()); return; }
-      const ev = await (await fetch(`/v1/events?crawl=${encodeURIComponent(crawl)}&after=${lastEvent}&limit=100`)).json();
-      if (ev.events) { events = events.concat(ev.events).slice(-50); lastEvent = ev.last_id; }
       const r = await fetch(`/v1/crawls/${encodeURIComponent(crawl)}`);
       renderOne(await r.json());
     } catch (e) { /* the server restarts: try again next second */ }
