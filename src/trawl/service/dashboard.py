@@ -1,9 +1,10 @@
 """The crawl dashboard: ``/crawls`` and ``/crawls/{id}``, a page shell plus local JS.
 
 The script polls ``GET /v1/crawls[/{id}]`` every second, follows a crawl's page events
-through one ``GET /v1/events`` stream (SSE), and draws the pages/s chart as inline SVG. Control buttons send the operator's token, typed once and kept in
-``sessionStorage``, as a bearer header: no cookie, so another site cannot make the
-browser send it (no CSRF), and it is gone when the tab closes.
+through one ``GET /v1/events`` stream (SSE), and draws the pages/s chart as inline SVG.
+Control buttons send the operator's token, typed once and kept in ``sessionStorage``, as
+a bearer header: no cookie, so another site cannot make the browser send it (no CSRF),
+and it is gone when the tab closes.
 """
 
 from __future__ import annotations
