@@ -82,6 +82,10 @@ class SegmentLog:
                 found.append((int(m.group(1)), p))
         return [p for _, p in sorted(found)]
 
+    def segments(self) -> list[str]:
+        """Segment names, oldest first."""
+        return [p.name for p in self.files()]
+
     def _recover(self, committed: Position) -> int:
         """Drop what was appended after ``committed``; returns the bytes dropped."""
         dropped = 0

@@ -7,11 +7,13 @@ because work is acknowledged only after its output is committed (at-least-once).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from trawl.archive.segments import Location
+from trawl.archive.segments import Location, Position
+from trawl.dedup.minhash import MinHasher
+from trawl.dedup.near import NearDupIndex
 from trawl.models import AddResult, HostInfo, Lease, NewUrl, UrlRecord, UrlStatus
 
 
@@ -33,6 +35,10 @@ class Frontier(Protocol):
 
     def next_wake(self, now: float) -> float | None:
         """When ``take`` may next succeed: ``now`` if work is ready, None if none is queued."""
+        ...
+
+    def next_wake_due(self) -> float | None:
+        """When the earliest waiting URL (back-off, revisit) is due, None if none waits."""
         ...
 
     def finish(
@@ -202,3 +208,128 @@ class OriginFileStore(Protocol):
         fetched_at: float,
         expires_at: float,
     ) -> None: ...
+
+
+class Counters(Protocol):
+    """Named counters of a crawl (``status:200``, ``error:timeout``, ...)."""
+
+    def add(self, name: str, n: int = 1) -> None: ...
+
+    def get(self, name: str) -> int: ...
+
+    def with_prefix(self, prefix: str) -> dict[str, int]: ...
+
+    def all(self) -> dict[str, int]: ...
+
+
+class MetaStore(Protocol):
+    """Small named values kept with the crawl (its config, its scope's hosts, ...)."""
+
+    def get(self, key: str) -> str | None: ...
+
+    def set(self, key: str, value: str) -> None: ...
+
+
+class CrawlStore(Protocol):
+    """Everything one crawl keeps, made durable together by ``commit``.
+
+    Writes through any of the stores are provisional until ``commit`` returns: then
+    they are durable together, with the committed ends of the blob logs passed in.
+    A crash before it loses all of them and nothing else, so work acknowledged in a
+    commit (a parse queue entry acked, a lease finished) is never lost and work not
+    acknowledged is redone, once.
+    """
+
+    @property
+    def frontier(self) -> Frontier: ...
+
+    @property
+    def pages(self) -> PageStore: ...
+
+    @property
+    def parse_queue(self) -> ParseQueue: ...
+
+    @property
+    def counters(self) -> Counters: ...
+
+    @property
+    def robots(self) -> RobotsStore: ...
+
+    @property
+    def origin_files(self) -> OriginFileStore: ...
+
+    @property
+    def meta(self) -> MetaStore: ...
+
+    def near_index(self, hasher: MinHasher) -> NearDupIndex:
+        """The near-duplicate index of kept founders, written in this store's commits."""
+        ...
+
+    def committed_logs(self) -> dict[str, Position]:
+        """The committed end of each blob log (by ``LogSpec.name``), as of the last commit."""
+        ...
+
+    def commit(self, logs: Mapping[str, Position] | None = None) -> None:
+        """Make every write so far durable, atomically, with the logs' committed ends."""
+        ...
+
+    def close(self, *, commit: bool = True) -> None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class HostView:
+    """What the store knows of one host, for the operator."""
+
+    host: str
+    next_at: float
+    queued: int
+    admitted: int
+    budget: int | None
+    priority: int
+    demoted_reason: str | None
+    pages_fetched: int
+    urls: dict[UrlStatus, int]
+    errors: list[tuple[str, int]]  # (reason, URLs), most frequent first
+    robots: list[RobotsRow]
+
+
+@dataclass(frozen=True, slots=True)
+class StoreStats:
+    """Counts over the whole crawl."""
+
+    urls: dict[UrlStatus, int]
+    counters: dict[str, int]
+    documents: int
+    parse_backlog: int
+    hosts: int
+    hosts_with_queued: int
+
+
+class CrawlReader(Protocol):
+    """Read-only access to a crawl's committed state, from any process, beside the writer."""
+
+    def stats(self) -> StoreStats: ...
+
+    def url_states(
+        self, status: UrlStatus | None = None
+    ) -> Iterator[tuple[str, UrlStatus, str | None]]:
+        """``(url, status, reason)`` of every URL known (optionally of one status)."""
+        ...
+
+    def fetch_of_url(self, url: str) -> FetchRecord | None:
+        """The latest stored fetch of ``url``, or of the redirect that started at it."""
+        ...
+
+    def page(self, content_hash: str) -> PageRecord | None: ...
+
+    def pages(self) -> Iterator[PageRecord]:
+        """Every kept page, in storage order."""
+        ...
+
+    def host(self, host: str) -> HostView | None: ...
+
+    def committed_logs(self) -> dict[str, Position]: ...
+
+    def meta(self, key: str) -> str | None: ...
+
+    def close(self) -> None: ...

@@ -1,0 +1,65 @@
+"""``BlobStore`` on local files: ``<root>/<log name>/<segment>``, written by ``SegmentLog``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from trawl.archive.segments import Location, Position, SegmentLog
+from trawl.storage.blobs import LogSpec
+
+
+class LocalBlobStore:
+    """A data directory's logs. ``fsync`` off only for throwaway crawls and tests."""
+
+    def __init__(self, root: Path, *, fsync: bool = True) -> None:
+        self.root = root
+        self._fsync = fsync
+
+    def directory(self, spec: LogSpec) -> Path:
+        return self.root / spec.name
+
+    def open_writer(
+        self, spec: LogSpec, *, committed: Position | None, max_bytes: int
+    ) -> SegmentLog:
+        return SegmentLog(
+            self.directory(spec),
+            prefix=spec.prefix,
+            suffix=spec.suffix,
+            max_bytes=max_bytes,
+            committed=committed,
+            fsync=self._fsync,
+        )
+
+    def segments(self, spec: LogSpec) -> list[str]:
+        directory = self.directory(spec)
+        if not directory.is_dir():
+            return []
+        found = []
+        for p in directory.iterdir():
+            index = spec.index_of(p.name)
+            if index is not None:
+                found.append((index, p.name))
+        return [name for _, name in sorted(found)]
+
+    def read(self, spec: LogSpec, location: Location) -> bytes:
+        # A handle of its own: safe from any thread or process beside the writer.
+        with open(self._path(spec, location.file), "rb") as f:
+            f.seek(location.offset)
+            return f.read(location.length)
+
+    def read_range(self, spec: LogSpec, segment: str, start: int, end: int | None) -> bytes:
+        path = self._path(spec, segment)
+        if not path.exists():
+            return b""
+        with open(path, "rb") as f:
+            f.seek(start)
+            return f.read() if end is None else f.read(max(0, end - start))
+
+    def locate(self, spec: LogSpec, segment: str) -> str:
+        return str(self._path(spec, segment))
+
+    def _path(self, spec: LogSpec, segment: str) -> Path:
+        # Names come from stored locations: never let one leave the log's folder.
+        if spec.index_of(segment) is None:
+            raise ValueError(f"not a segment of the {spec.name} log: {segment!r}")
+        return self.directory(spec) / segment

@@ -1,0 +1,167 @@
+"""The BlobStore contract: every backend keeps the same rules for segment logs."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from trawl.archive.segments import Location, Position
+from trawl.storage.blobs import EVENT_LOG, TEXT_LOG, WARC_LOG, BlobStore, LogSpec
+from trawl.storage.local import LocalBlobStore
+from trawl.storage.memory import MemoryBlobStore
+
+
+@pytest.fixture(params=["memory", "local"])
+def blobs(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[BlobStore]:
+    if request.param == "memory":
+        yield MemoryBlobStore()
+    else:
+        yield LocalBlobStore(tmp_path, fsync=False)
+
+
+def test_append_then_read_back_by_location(blobs: BlobStore) -> None:
+    w = blobs.open_writer(TEXT_LOG, committed=None, max_bytes=1 << 20)
+    a = w.append(b"first record")
+    b = w.append(b"second")
+    assert a == Location(TEXT_LOG.segment(1), 0, 12)
+    assert b == Location(TEXT_LOG.segment(1), 12, 6)
+    assert w.read(b) == b"second"
+    w.sync()
+    assert blobs.read(TEXT_LOG, a) == b"first record"
+    assert blobs.segments(TEXT_LOG) == [TEXT_LOG.segment(1)]
+    w.close()
+
+
+def test_rotation_at_the_size_limit_keeps_records_whole(blobs: BlobStore) -> None:
+    w = blobs.open_writer(WARC_LOG, committed=None, max_bytes=10)
+    locations = [w.append(bytes([65 + i]) * 4) for i in range(5)]
+    w.sync()
+    # 4 + 4 fit, the third would pass 10: each segment holds two records.
+    assert [loc.file for loc in locations] == [
+        WARC_LOG.segment(1),
+        WARC_LOG.segment(1),
+        WARC_LOG.segment(2),
+        WARC_LOG.segment(2),
+        WARC_LOG.segment(3),
+    ]
+    assert blobs.segments(WARC_LOG) == [WARC_LOG.segment(i) for i in (1, 2, 3)]
+    for i, loc in enumerate(locations):
+        assert blobs.read(WARC_LOG, loc) == bytes([65 + i]) * 4
+    assert w.position() == Position(3, 4)
+    w.close()
+
+
+def test_a_record_larger_than_the_limit_gets_a_segment_of_its_own(blobs: BlobStore) -> None:
+    w = blobs.open_writer(WARC_LOG, committed=None, max_bytes=4)
+    first = w.append(b"x" * 10)
+    second = w.append(b"y" * 10)
+    assert (first.file, second.file) == (WARC_LOG.segment(1), WARC_LOG.segment(2))
+    w.close()
+
+
+def test_explicit_rotate_starts_the_next_segment(blobs: BlobStore) -> None:
+    w = blobs.open_writer(WARC_LOG, committed=None, max_bytes=1 << 20)
+    w.append(b"a")
+    w.rotate()
+    assert w.current == WARC_LOG.segment(2)
+    assert w.append(b"header").file == WARC_LOG.segment(2)
+    w.close()
+
+
+def test_what_was_not_committed_is_cut_on_reopen(blobs: BlobStore) -> None:
+    """The crash rule: a writer opened at the committed position drops the rest."""
+    w = blobs.open_writer(TEXT_LOG, committed=None, max_bytes=8)
+    w.append(b"kept")
+    committed = w.sync()
+    w.append(b"lost")  # same segment, after the commit
+    w.append(b"lost too")  # rotated into a new segment
+    w.sync()  # written, but the position was never committed
+    # kill -9: the writer is gone without close; reopen at the committed position.
+    again = blobs.open_writer(TEXT_LOG, committed=committed, max_bytes=8)
+    assert again.recovered_bytes == len(b"lost") + len(b"lost too")
+    assert again.position() == committed
+    assert blobs.segments(TEXT_LOG) == [TEXT_LOG.segment(1)]
+    assert blobs.read_range(TEXT_LOG, TEXT_LOG.segment(1), 0, None) == b"kept"
+    # The redone work lands where the lost work was, once.
+    redo = again.append(b"redo")
+    assert redo == Location(TEXT_LOG.segment(1), 4, 4)
+    again.close()
+    w.close()  # the dead writer's handle (it has nothing unsynced)
+
+
+def test_reopen_without_a_commit_starts_empty(blobs: BlobStore) -> None:
+    w = blobs.open_writer(EVENT_LOG, committed=None, max_bytes=100)
+    w.append(b"never committed\n")
+    w.sync()
+    again = blobs.open_writer(EVENT_LOG, committed=None, max_bytes=100)
+    assert again.position() == Position(1, 0)
+    assert blobs.read_range(EVENT_LOG, EVENT_LOG.segment(1), 0, None) == b""
+    again.close()
+    w.close()
+
+
+def test_committed_records_survive_a_clean_reopen(blobs: BlobStore) -> None:
+    w = blobs.open_writer(WARC_LOG, committed=None, max_bytes=6)
+    locs = [w.append(b"rec%d" % i) for i in range(4)]
+    end = w.sync()
+    w.close()
+    again = blobs.open_writer(WARC_LOG, committed=end, max_bytes=6)
+    assert again.recovered_bytes == 0
+    assert [blobs.read(WARC_LOG, loc) for loc in locs] == [b"rec%d" % i for i in range(4)]
+    nxt = again.append(b"next")
+    assert (WARC_LOG.index_of(nxt.file), nxt.offset) >= (end.index, 0)
+    assert blobs.read(WARC_LOG, locs[-1]) == b"rec3"
+    again.close()
+
+
+def test_read_range_bounds(blobs: BlobStore) -> None:
+    w = blobs.open_writer(EVENT_LOG, committed=None, max_bytes=1 << 20)
+    w.append(b"line one\nline two\n")
+    w.sync()
+    seg = EVENT_LOG.segment(1)
+    assert blobs.read_range(EVENT_LOG, seg, 5, 8) == b"one"
+    assert blobs.read_range(EVENT_LOG, seg, 9, None) == b"line two\n"
+    assert blobs.read_range(EVENT_LOG, EVENT_LOG.segment(7), 0, None) == b""
+    w.close()
+
+
+def test_logs_are_independent(blobs: BlobStore) -> None:
+    writers = {
+        spec: blobs.open_writer(spec, committed=None, max_bytes=1 << 20)
+        for spec in (WARC_LOG, TEXT_LOG, EVENT_LOG)
+    }
+    locs = {spec: w.append(spec.name.encode()) for spec, w in writers.items()}
+    for spec, w in writers.items():
+        w.sync()
+        assert blobs.read(spec, locs[spec]) == spec.name.encode()
+        w.close()
+
+
+def test_a_location_outside_the_log_is_refused(blobs: BlobStore) -> None:
+    w = blobs.open_writer(TEXT_LOG, committed=None, max_bytes=1 << 20)
+    w.append(b"x")
+    w.sync()
+    bad: list[Callable[[], object]] = [
+        lambda: blobs.read(TEXT_LOG, Location("../state.db", 0, 10)),
+        lambda: blobs.read(TEXT_LOG, Location(WARC_LOG.segment(1), 0, 1)),
+    ]
+    for call in bad:
+        with pytest.raises((ValueError, FileNotFoundError)):
+            call()
+    w.close()
+
+
+def test_segment_names() -> None:
+    spec = LogSpec("warc", "trawl", ".warc.gz")
+    assert spec.segment(3) == "trawl-00003.warc.gz"
+    assert spec.index_of("trawl-00003.warc.gz") == 3
+    assert spec.index_of("trawl-123456.warc.gz") == 123456
+    for bad in (
+        "trawl-3.warc.gz",
+        "x-00003.warc.gz",
+        "trawl-00003.jsonl.gz",
+        "../trawl-00001.warc.gz",
+    ):
+        assert spec.index_of(bad) is None
