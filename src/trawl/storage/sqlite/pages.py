@@ -11,13 +11,13 @@ from trawl.archive.segments import Location
 from trawl.storage.base import FetchRecord, PageRecord, RobotsRow
 from trawl.storage.sqlite.db import Database
 
-_PAGE_COLUMNS = (
+PAGE_COLUMNS = (
     "content_hash, url, host, fp, fetched_at, title, language, warc_file, warc_offset, "
     "warc_length, text_file, text_offset, text_length, duplicates, indexed"
 )
 
 
-def _page(row: tuple[Any, ...]) -> PageRecord:
+def page_from_row(row: tuple[Any, ...]) -> PageRecord:
     return PageRecord(
         content_hash=row[0],
         url=row[1],
@@ -41,14 +41,14 @@ class SqlitePageStore:
 
     def find(self, content_hash: str) -> PageRecord | None:
         row = self._c.execute(
-            f"SELECT {_PAGE_COLUMNS} FROM pages WHERE content_hash=?", (content_hash,)
+            f"SELECT {PAGE_COLUMNS} FROM pages WHERE content_hash=?", (content_hash,)
         ).fetchone()
-        return None if row is None else _page(row)
+        return None if row is None else page_from_row(row)
 
     def add(self, page: PageRecord) -> None:
         w, t = page.warc, page.text
         self._c.execute(
-            f"INSERT INTO pages({_PAGE_COLUMNS}) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            f"INSERT INTO pages({PAGE_COLUMNS}) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (
                 page.content_hash,
                 page.url,
@@ -78,10 +78,10 @@ class SqlitePageStore:
 
     def unindexed(self, limit: int) -> list[PageRecord]:
         rows = self._c.execute(
-            f"SELECT {_PAGE_COLUMNS} FROM pages WHERE indexed=0 ORDER BY rowid LIMIT ?",
+            f"SELECT {PAGE_COLUMNS} FROM pages WHERE indexed=0 ORDER BY rowid LIMIT ?",
             (limit,),
         ).fetchall()
-        return [_page(r) for r in rows]
+        return [page_from_row(r) for r in rows]
 
     def mark_indexed(self, content_hashes: list[str], *, indexed: bool = True) -> None:
         self._c.executemany(
@@ -90,9 +90,9 @@ class SqlitePageStore:
         )
 
     def pages(self) -> Iterator[PageRecord]:
-        cur = self._c.execute(f"SELECT {_PAGE_COLUMNS} FROM pages ORDER BY rowid")
+        cur = self._c.execute(f"SELECT {PAGE_COLUMNS} FROM pages ORDER BY rowid")
         for row in cur:
-            yield _page(row)
+            yield page_from_row(row)
 
     def record_fetch(self, f: FetchRecord) -> None:
         self._c.execute(
