@@ -144,12 +144,12 @@ class FetchStage:
         except FetchError as exc:
             self._network_error(lease, exc)
             return None
-        task = self._response(lease, resp)
-        if task is not None and tdm_rules is not None:
+        tdm_well_known = None
+        if tdm_rules is not None:
             decision = tdm_rules.for_path(lease.url)
             if decision is not None:
-                task.job["tdm_well_known"] = [decision.reserved, decision.policy]
-        return task
+                tdm_well_known = [decision.reserved, decision.policy]
+        return self._response(lease, resp, tdm_well_known=tdm_well_known)
 
     async def _fetch_tdmrep(self, lease: Lease, origin: str) -> None:
         """Fetch the origin's tdmrep.json in this host's turn, then give the URL back."""
@@ -218,7 +218,9 @@ class FetchStage:
 
     # -- responses ---------------------------------------------------------------------
 
-    def _response(self, lease: Lease, resp: FetchResponse) -> ParseTask | None:
+    def _response(
+        self, lease: Lease, resp: FetchResponse, *, tdm_well_known: list[Any] | None = None
+    ) -> ParseTask | None:
         now = self._clock.now()
         host = lease.host
         status = resp.status
@@ -306,6 +308,9 @@ class FetchStage:
             "previous_hash": previous.content_hash if previous is not None else None,
             "revisit": lease.revisit,
         }
+        if tdm_well_known is not None:
+            # In the durable job: a page parsed again after a crash keeps the decision.
+            job["tdm_well_known"] = tdm_well_known
         seq = self._queue.put(host, lease.fp, job)
         self._count.add("fetch:stored")
         self._frontier.finish(
