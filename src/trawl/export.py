@@ -1,7 +1,7 @@
 """``trawl export``: the kept documents of a crawl as Parquet or gzipped JSONL.
 
-Reads the text records (``<data>/text/trawl-NNNNN.jsonl.gz``) only up to the end the
-crawl database has committed (``meta`` key ``log.text``, a ``Position``): bytes past
+Reads the text records (the crawl's text log, through its ``BlobStore``) only up to the
+end the crawl's store has committed (``CrawlReader.committed_logs``): bytes past
 it may be a record cut off mid-write or one the crawl will redo, so an export of a
 running crawl is a consistent snapshot. Every record is mapped onto one fixed schema
 (``SCHEMA``, documented in docs/export-schema.md): missing fields become nulls, values
@@ -16,7 +16,6 @@ sees every file it names whole.
 from __future__ import annotations
 
 import gzip
-import io
 import os
 import re
 from collections.abc import Iterator
@@ -28,15 +27,14 @@ from typing import Any
 import orjson
 
 from trawl.archive.segments import Position
-from trawl.archive.textstore import read_text_files
-from trawl.errors import StorageError, TrawlError
+from trawl.errors import TrawlError
 from trawl.parse.quality import QualitySignals
-from trawl.stats import connect_readonly
+from trawl.storage.blobs import TEXT_LOG, BlobStore
+from trawl.storage.open import open_blobs, open_reader
 
 __all__ = ["SCHEMA_VERSION", "ExportError", "ExportSummary", "committed_records", "export"]
 
 SCHEMA_VERSION = 1
-_TEXT_FILE = re.compile(r"trawl-(\d{5,})\.jsonl\.gz$")
 _PART = re.compile(r"part-\d{5}\.(?:parquet|jsonl\.gz)$")
 
 # The schema as plain data: (name, kind); nested kinds list their own fields.
@@ -91,68 +89,38 @@ class ExportSummary:
 # -- reading only what is committed ------------------------------------------------------
 
 
-class _Bounded(io.RawIOBase):
-    """The first ``limit`` bytes of a file."""
-
-    def __init__(self, f: io.BufferedReader, limit: int) -> None:
-        self._f = f
-        self._left = limit
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, buffer: Any) -> int:
-        view = memoryview(buffer).cast("B")
-        n = self._f.readinto(view[: min(len(view), self._left)])
-        self._left -= n
-        return n
-
-
 def committed_position(data_dir: Path) -> Position | None:
     """Where the committed text log ends (None: nothing committed yet)."""
-    conn = connect_readonly(data_dir)
+    reader = open_reader(data_dir)
     try:
-        row = conn.execute("SELECT value FROM meta WHERE key='log.text'").fetchone()
-    except Exception as exc:
-        raise StorageError(f"{data_dir}: {exc}") from exc
+        return reader.committed_logs().get(TEXT_LOG.name)
     finally:
-        conn.close()
-    return None if row is None else Position.load(str(row[0]))
+        reader.close()
 
 
 def committed_records(
-    data_dir: Path, end: Position, skipped: list[int]
+    blobs: BlobStore, end: Position, skipped: list[int]
 ) -> Iterator[dict[str, Any]]:
     """Every text record before ``end``, in log order; bad lines are counted in ``skipped``."""
-    found = []
-    directory = data_dir / "text"
-    if directory.is_dir():
-        for p in directory.iterdir():
-            m = _TEXT_FILE.match(p.name)
-            if m and int(m.group(1)) <= end.index:
-                found.append((int(m.group(1)), p))
-    for index, path in sorted(found):
-        if index < end.index:
-            lines = _lines_of(read_text_files, path)
-        else:
-            lines = _head_lines(path, end.offset)
-        for record in lines:
+    for segment in blobs.segments(TEXT_LOG):
+        index = TEXT_LOG.index_of(segment)
+        if index is None or index > end.index:
+            continue
+        stop = end.offset if index == end.index else None
+        for record in _lines(blobs, segment, stop):
             if isinstance(record, dict):
                 yield record
             else:
                 skipped[0] += 1
 
 
-def _lines_of(reader: Any, path: Path) -> Iterator[object]:
+def _lines(blobs: BlobStore, segment: str, stop: int | None) -> Iterator[object]:
+    """Each JSON line of one committed segment (None for a bad line or a damaged rest)."""
     try:
-        yield from reader([path])
-    except (OSError, EOFError, ValueError, orjson.JSONDecodeError):
-        yield None  # a damaged file: what was read stands, the rest is counted once
-
-
-def _head_lines(path: Path, limit: int) -> Iterator[object]:
-    try:
-        with open(path, "rb") as raw, gzip.GzipFile(fileobj=_Bounded(raw, limit)) as f:
+        with (
+            blobs.open_range(TEXT_LOG, segment, 0, stop) as raw,
+            gzip.GzipFile(fileobj=raw) as f,
+        ):
             for line in f:
                 if line.strip():
                     try:
@@ -160,7 +128,7 @@ def _head_lines(path: Path, limit: int) -> Iterator[object]:
                     except orjson.JSONDecodeError:
                         yield None
     except (OSError, EOFError):
-        yield None
+        yield None  # a damaged file: what was read stands, the rest is counted once
 
 
 # -- one fixed schema ----------------------------------------------------------------------
@@ -249,7 +217,7 @@ def export(
     if old and not overwrite:
         raise ExportError(f"{out_dir} holds an export already (use --overwrite to replace it)")
     skipped = [0]
-    records = committed_records(data_dir, end, skipped)
+    records = committed_records(open_blobs(data_dir), end, skipped)
     try:
         if format == "parquet":
             files, count = _write_parquet(records, out_dir, docs_per_file, row_group_docs)

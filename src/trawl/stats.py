@@ -1,66 +1,44 @@
-"""Read a crawl's numbers from its data directory, also while the crawl runs.
+"""Read a crawl's numbers from where it lives, also while the crawl runs.
 
-Opens the database read-only (SQLite's WAL lets readers in beside the one writer),
-so ``trawl stats`` and the API never take the crawl's lock.
+Everything goes through the store's read-only ``CrawlReader`` (SQLite's WAL lets
+readers in beside the one writer), so ``trawl stats`` and the API never take the
+crawl's lock.
 """
 
 from __future__ import annotations
 
-import sqlite3
 from pathlib import Path
 from typing import Any
 
 from trawl.errors import StorageError
 from trawl.models import UrlStatus
-
-
-def connect_readonly(data_dir: Path) -> sqlite3.Connection:
-    path = data_dir / "state.db"
-    if not path.exists():
-        raise StorageError(f"{data_dir} holds no crawl (no state.db)")
-    try:
-        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5.0)
-        conn.execute("PRAGMA query_only=1")
-    except sqlite3.Error as exc:
-        raise StorageError(f"{path}: {exc}") from exc
-    return conn
+from trawl.storage.open import open_reader
 
 
 def read_meta(data_dir: Path, key: str) -> str | None:
-    conn = connect_readonly(data_dir)
+    reader = open_reader(data_dir)
     try:
-        row = conn.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
-    except sqlite3.Error as exc:
-        raise StorageError(f"{data_dir}: {exc}") from exc
+        return reader.meta(key)
     finally:
-        conn.close()
-    return None if row is None else str(row[0])
+        reader.close()
 
 
 def read_stats(data_dir: Path) -> dict[str, Any]:
     """URL counts by status, documents, hosts, and every named counter."""
-    conn = connect_readonly(data_dir)
+    reader = open_reader(data_dir)
     try:
-        statuses = {
-            UrlStatus(s).label: n for s, n in conn.execute("SELECT status, n FROM status_counts")
-        }
-        counters = dict(conn.execute("SELECT name, n FROM counters ORDER BY name"))
-        hosts = conn.execute("SELECT count(*), sum(queued > 0) FROM hosts").fetchone()
-        documents = conn.execute("SELECT count(*) FROM pages").fetchone()[0]
-        backlog = conn.execute("SELECT count(*) FROM parse_queue").fetchone()[0]
-    except sqlite3.Error as exc:
-        raise StorageError(f"{data_dir}: {exc}") from exc
+        s = reader.stats()
     finally:
-        conn.close()
-    for status in UrlStatus:
-        statuses.setdefault(status.label, 0)
+        reader.close()
+    statuses = {status.label: s.urls.get(status, 0) for status in UrlStatus}
+    counters = s.counters
     return {
         "urls known": sum(statuses.values()),
         "urls": statuses,
-        "documents": documents,
-        "parse backlog": backlog,
-        "hosts": hosts[0] or 0,
-        "hosts with queued urls": hosts[1] or 0,
+        "documents": s.documents,
+        "parse backlog": s.parse_backlog,
+        "hosts": s.hosts,
+        "hosts with queued urls": s.hosts_with_queued,
         "dropped links": {k[8:]: v for k, v in counters.items() if k.startswith("dropped:")},
         "errors": {k[6:]: v for k, v in counters.items() if k.startswith("error:")},
         "http statuses": {k[7:]: v for k, v in counters.items() if k.startswith("status:")},
@@ -77,16 +55,9 @@ def url_states(data_dir: Path, *, status: str | None = None) -> dict[str, tuple[
         labels = {s.label: s for s in UrlStatus}
         if status not in labels:
             raise StorageError(f"unknown status {status!r}; one of {', '.join(labels)}")
-        wanted = int(labels[status])
-    conn = connect_readonly(data_dir)
+        wanted = labels[status]
+    reader = open_reader(data_dir)
     try:
-        sql = "SELECT url, status, reason FROM urls"
-        rows = conn.execute(
-            sql + (" WHERE status=?" if wanted is not None else ""),
-            (wanted,) if wanted is not None else (),
-        ).fetchall()
-    except sqlite3.Error as exc:
-        raise StorageError(f"{data_dir}: {exc}") from exc
+        return {url: (s.label, reason) for url, s, reason in reader.url_states(wanted)}
     finally:
-        conn.close()
-    return {url: (UrlStatus(s).label, reason) for url, s, reason in rows}
+        reader.close()

@@ -124,6 +124,12 @@ def test_read_range_bounds(blobs: BlobStore) -> None:
     assert blobs.read_range(EVENT_LOG, seg, 5, 8) == b"one"
     assert blobs.read_range(EVENT_LOG, seg, 9, None) == b"line two\n"
     assert blobs.read_range(EVENT_LOG, EVENT_LOG.segment(7), 0, None) == b""
+    with blobs.open_range(EVENT_LOG, seg, 5, 8) as f:
+        assert f.read() == b"one"
+    with blobs.open_range(EVENT_LOG, seg, 9, None) as f:
+        assert f.read() == b"line two\n"
+    with blobs.open_range(EVENT_LOG, EVENT_LOG.segment(7), 0, None) as f:
+        assert f.read() == b""
     w.close()
 
 

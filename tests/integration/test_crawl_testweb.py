@@ -281,15 +281,18 @@ def test_page_events_once_per_parsed_page(crawled: Result) -> None:
     from trawl.archive.events import read_events
     from trawl.archive.segments import Position
     from trawl.stats import read_meta
+    from trawl.storage.open import open_blobs
 
     committed = read_meta(crawled.data, "log.events")
     assert committed is not None
-    events = list(read_events(crawled.data / "events", committed=Position.load(committed)))
+    events = list(read_events(open_blobs(crawled.data), committed=Position.load(committed)))
     ids = [e["id"] for e in events]
     assert ids == list(range(1, len(ids) + 1))
     parsed = {u for u, (status, _r) in crawled.states.items() if status == "parsed"}
     parsed -= {u for u, (_s, r) in crawled.states.items() if r == "not modified"}
     assert {e["final_url"] for e in events} == parsed
     assert all(e["type"] == "page.new" for e in events)
-    after = list(read_events(crawled.data / "events", committed=Position.load(committed), after=10))
+    after = list(
+        read_events(open_blobs(crawled.data), committed=Position.load(committed), after=10)
+    )
     assert [e["id"] for e in after] == ids[10:]

@@ -23,7 +23,8 @@ import tantivy
 
 from trawl.archive.events import read_events
 from trawl.archive.segments import Position
-from trawl.stats import connect_readonly, read_meta, url_states
+from trawl.stats import read_meta, url_states
+from trawl.storage.open import open_blobs, open_reader
 from trawl.testing.sampleweb import SampleWeb, SampleWebServer
 
 TRAWL = str(Path(sys.executable).with_name("trawl"))
@@ -68,7 +69,7 @@ def _texts(data: Path) -> list[dict[str, object]]:
 def _events(data: Path) -> list[dict[str, object]]:
     committed = read_meta(data, "log.events")
     assert committed is not None
-    return list(read_events(data / "events", committed=Position.load(committed)))
+    return list(read_events(open_blobs(data), committed=Position.load(committed)))
 
 
 def _index_urls(data: Path) -> list[str]:
@@ -80,12 +81,13 @@ def _index_urls(data: Path) -> list[str]:
 
 
 def _stored_urls(data: Path) -> list[str]:
-    conn = connect_readonly(data)
+    reader = open_reader(data)
     try:
-        assert conn.execute("SELECT count(*) FROM pages WHERE indexed=0").fetchone()[0] == 0
-        return [str(url) for (url,) in conn.execute("SELECT url FROM pages")]
+        pages = list(reader.pages())
     finally:
-        conn.close()
+        reader.close()
+    assert not [p.url for p in pages if not p.indexed]
+    return [p.url for p in pages]
 
 
 def _outcomes(data: Path) -> dict[str, str]:

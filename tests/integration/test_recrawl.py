@@ -15,6 +15,7 @@ from trawl.archive.segments import Position
 from trawl.config import CrawlConfig
 from trawl.crawl import Crawl
 from trawl.stats import read_meta
+from trawl.storage.open import open_blobs
 
 STATIC = "<html><head><title>Static</title></head><body><p>{}</p></body></html>"
 ARTICLE = " ".join(["This page says the same thing every time it is asked."] * 20)
@@ -98,6 +99,6 @@ async def test_recrawl_uses_validators_and_adapts(tmp_path: Path) -> None:
     assert urls.count(f"http://fresh.test:{port}/changing") >= 3
     committed = read_meta(tmp_path, "log.events")
     assert committed is not None
-    events = list(read_events(tmp_path / "events", committed=Position.load(committed)))
+    events = list(read_events(open_blobs(tmp_path), committed=Position.load(committed)))
     kinds = {e["type"] for e in events if e["final_url"].endswith("/changing")}
     assert kinds == {"page.new", "page.changed"}

@@ -11,12 +11,15 @@ twice.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from trawl.archive.segments import Position, SegmentLog
+from trawl.storage.blobs import EVENT_LOG
+
+if TYPE_CHECKING:
+    from trawl.storage.blobs import BlobStore
 
 
 class EventLog:
@@ -35,13 +38,12 @@ class EventLog:
 
 
 def read_span(
-    directory: Path,
+    blobs: BlobStore,
     start: Position,
     end: Position,
     *,
     after: int = 0,
     limit: int | None = None,
-    prefix: str = "events",
 ) -> tuple[list[dict[str, Any]], Position]:
     """Events with an id above ``after`` (at most ``limit``) from ``start`` up to ``end``
     (a committed end), and the position after the last line read, to go on from there.
@@ -50,12 +52,7 @@ def read_span(
     index, offset = start.index, start.offset
     while (index, offset) < (end.index, end.offset):
         stop = end.offset if index == end.index else None
-        data = b""
-        path = directory / f"{prefix}-{index:05d}.jsonl"
-        if path.exists():
-            with open(path, "rb") as f:
-                f.seek(offset)
-                data = f.read() if stop is None else f.read(max(0, stop - offset))
+        data = blobs.read_range(EVENT_LOG, EVENT_LOG.segment(index), offset, stop)
         # Whole lines only, each line's end tracked so a limit resumes exactly there.
         pos = 0
         while (nl := data.find(b"\n", pos)) >= 0:
@@ -75,9 +72,9 @@ def read_span(
 
 
 def read_events(
-    directory: Path, *, committed: Position | None, after: int = 0, prefix: str = "events"
+    blobs: BlobStore, *, committed: Position | None, after: int = 0
 ) -> Iterator[dict[str, Any]]:
     """Committed events with an id above ``after``, oldest first."""
-    if committed is None or not directory.exists():
+    if committed is None:
         return
-    yield from read_span(directory, Position(1, 0), committed, after=after, prefix=prefix)[0]
+    yield from read_span(blobs, Position(1, 0), committed, after=after)[0]

@@ -14,17 +14,21 @@ from typing import Any
 from trawl.archive.events import read_span
 from trawl.archive.segments import Position
 from trawl.errors import StorageError
-from trawl.stats import read_meta
-
-PREFIX = "events"
+from trawl.storage.blobs import EVENT_LOG
+from trawl.storage.open import open_blobs, open_reader
 
 
 def committed_end(directory: Path) -> Position | None:
     try:
-        raw = read_meta(directory, "log.events")
+        reader = open_reader(directory)
     except StorageError:
         return None
-    return Position.load(raw) if raw else None
+    try:
+        return reader.committed_logs().get(EVENT_LOG.name)
+    except StorageError:
+        return None
+    finally:
+        reader.close()
 
 
 class EventTail:
@@ -32,7 +36,7 @@ class EventTail:
 
     def __init__(self, directory: Path) -> None:
         self._directory = directory
-        self._log = directory / PREFIX
+        self._blobs = open_blobs(directory)
         self._pos = Position(1, 0)
 
     def read(self, *, after: int = 0, limit: int | None = None) -> list[dict[str, Any]]:
@@ -40,7 +44,5 @@ class EventTail:
         end = committed_end(self._directory)
         if end is None or end <= self._pos:
             return []
-        found, self._pos = read_span(
-            self._log, self._pos, end, after=after, limit=limit, prefix=PREFIX
-        )
+        found, self._pos = read_span(self._blobs, self._pos, end, after=after, limit=limit)
         return found

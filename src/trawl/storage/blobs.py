@@ -14,7 +14,7 @@ and ``MemoryBlobStore`` (``trawl.storage.memory``); both run tests/contract/test
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol
+from typing import BinaryIO, Protocol
 
 from trawl.archive.segments import Location, Position
 
@@ -105,6 +105,10 @@ class BlobStore(Protocol):
 
     def read_range(self, spec: LogSpec, segment: str, start: int, end: int | None) -> bytes:
         """Bytes ``[start, end)`` of a segment (``end`` None: to its current end)."""
+        ...
+
+    def open_range(self, spec: LogSpec, segment: str, start: int, end: int | None) -> BinaryIO:
+        """The same bytes as ``read_range``, as a stream (for whole segments)."""
         ...
 
     def locate(self, spec: LogSpec, segment: str) -> str:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
+from typing import Any, BinaryIO
 
 from trawl.archive.segments import Location, Position, SegmentLog
 from trawl.storage.blobs import LogSpec
@@ -55,6 +57,16 @@ class LocalBlobStore:
             f.seek(start)
             return f.read() if end is None else f.read(max(0, end - start))
 
+    def open_range(self, spec: LogSpec, segment: str, start: int, end: int | None) -> BinaryIO:
+        path = self._path(spec, segment)
+        if not path.exists():
+            return io.BytesIO()
+        f = open(path, "rb")  # noqa: SIM115 - handed to the caller, closed by it
+        f.seek(start)
+        if end is None:
+            return f
+        return io.BufferedReader(_Bounded(f, max(0, end - start)))
+
     def locate(self, spec: LogSpec, segment: str) -> str:
         return str(self._path(spec, segment))
 
@@ -63,3 +75,24 @@ class LocalBlobStore:
         if spec.index_of(segment) is None:
             raise ValueError(f"not a segment of the {spec.name} log: {segment!r}")
         return self.directory(spec) / segment
+
+
+class _Bounded(io.RawIOBase):
+    """The next ``limit`` bytes of an open file; closing it closes the file."""
+
+    def __init__(self, f: BinaryIO, limit: int) -> None:
+        self._f = f
+        self._left = limit
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        view = memoryview(buffer).cast("B")
+        n = self._f.readinto(view[: min(len(view), self._left)])  # type: ignore[attr-defined]
+        self._left -= n
+        return int(n)
+
+    def close(self) -> None:
+        self._f.close()
+        super().close()

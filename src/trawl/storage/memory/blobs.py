@@ -6,6 +6,9 @@ everything after it, exactly as the local backend truncates files after a crash.
 
 from __future__ import annotations
 
+import io
+from typing import BinaryIO
+
 from trawl.archive.segments import Location, Position
 from trawl.storage.blobs import LogSpec
 
@@ -92,6 +95,9 @@ class MemoryBlobStore:
         if data is None:
             return b""
         return bytes(data[start:end])
+
+    def open_range(self, spec: LogSpec, segment: str, start: int, end: int | None) -> BinaryIO:
+        return io.BytesIO(self.read_range(spec, segment, start, end))
 
     def locate(self, spec: LogSpec, segment: str) -> str:
         return f"memory:{spec.name}/{segment}"

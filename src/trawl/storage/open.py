@@ -1,0 +1,31 @@
+"""Opening a crawl's stores from where it lives: the one place that picks a backend.
+
+Today a crawl lives in a data directory (SQLite + local files); a Redis URL and an
+object-storage URL join here later, and every caller keeps asking this module.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from trawl.storage.base import CrawlReader
+from trawl.storage.blobs import BlobStore
+from trawl.storage.local.blobs import LocalBlobStore
+from trawl.storage.sqlite.reader import STATE_FILE, SqliteCrawlReader
+
+__all__ = ["has_crawl", "open_blobs", "open_reader"]
+
+
+def has_crawl(data_dir: Path) -> bool:
+    """True if ``data_dir`` holds a crawl's state."""
+    return (data_dir / STATE_FILE).exists()
+
+
+def open_reader(data_dir: Path) -> CrawlReader:
+    """Read-only access to the crawl in ``data_dir`` (raises StorageError if none)."""
+    return SqliteCrawlReader(data_dir)
+
+
+def open_blobs(data_dir: Path, *, fsync: bool = True) -> BlobStore:
+    """The crawl's WARC, text and event logs."""
+    return LocalBlobStore(data_dir, fsync=fsync)
