@@ -14,9 +14,8 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from trawl._version import __version__
 from trawl.errors import BlockedAddressError, ConfigError, StorageError, TrawlError, UrlError
-
-__version__ = "0.1.0"
 
 # name -> module that defines it (imported lazily by __getattr__).
 _LAZY = {

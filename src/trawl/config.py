@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Literal
 
-from trawl import __version__
+from trawl._version import __version__
 from trawl.errors import ConfigError
 from trawl.parse.quality import QualityThresholds
 

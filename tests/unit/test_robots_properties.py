@@ -16,8 +16,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from trawl.fetch import _robots_match
-from trawl.fetch._robots_match import compile_group, reference_verdict, request_target
+from trawl.fetch._robots_match import compile_group, reference_verdict
 from trawl.fetch.robots import RobotsRule, RobotsRules
+from trawl.rules import request_target
 
 _KEYS = st.sampled_from(
     ["User-agent", "user-agent", "Allow", "Disallow", "disalow", "Sitemap", "Crawl-delay",

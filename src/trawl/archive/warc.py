@@ -16,7 +16,7 @@ from warcio.archiveiterator import ArchiveIterator
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
-from trawl import __version__
+from trawl._version import __version__
 from trawl.archive.gz import gzip_member
 from trawl.archive.segments import Location, SegmentLog
 

@@ -31,7 +31,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 
-from trawl.fetch._robots_parse import RobotsRule, fix_escape
+from trawl.fetch._robots_parse import RobotsRule
+from trawl.rules import glob_matches, split_pattern
 
 BUCKET = 3
 """Length of the target prefix that selects a bucket of candidate rules."""
@@ -42,61 +43,6 @@ CHUNK_CHARS = 4_096
 COMPILE_BUDGET = 65_536
 """Pattern characters a group may compile; beyond, chunks are decided rule by rule."""
 NO_MATCH = 1 << 62
-
-_URL_TOKENS = re.compile(rb"%[0-9A-Fa-f]{2}|[^A-Za-z0-9\-._~!&'()+,;=:@/?\[\]]")
-# Scheme and authority (or a bare host, as Google's parser reads ``h/p``), then the run
-# of target characters that are already in normal form, then what stopped the run.
-_TARGET = re.compile(
-    r"(?:[A-Za-z][A-Za-z0-9+.\-]*://|//)?[^/?#]*([A-Za-z0-9\-._~!&'()+,;=:@/?\[\]]*)([^#]?)",
-    re.DOTALL,
-)
-
-
-def request_target(url_or_path: str) -> str:
-    """The normalised ``path?query`` of a URL, or of a path, always starting with ``/``.
-
-    ``http://h/p?q#f`` -> ``/p?q``; ``/p`` -> ``/p``; ``//h/p`` (a network-path reference)
-    -> ``/p``; ``h/p`` -> ``/p`` (as Google's parser reads it); ``h``, ``""`` -> ``/``;
-    ``?q`` -> ``/?q``.
-    """
-    found = _TARGET.match(url_or_path)
-    if found is None:  # cannot happen: every part of _TARGET is optional
-        return "/"
-    target, stop = found.group(1, 2)
-    if stop:  # a character that needs normalising: take the rest up to the fragment
-        begin = found.start(1)
-        hash_at = url_or_path.find("#", begin)
-        target = url_or_path[begin : hash_at if hash_at >= 0 else len(url_or_path)]
-        target = _URL_TOKENS.sub(fix_escape, target.encode("utf-8", "surrogatepass"))
-        target = target.decode("ascii")
-    return target if target[:1] == "/" else "/" + target
-
-
-def _split(pattern: str) -> tuple[list[str], bool]:
-    """A rule pattern as literal segments between wildcards, and whether ``$`` ends it."""
-    anchored = pattern.endswith("$")
-    body = pattern[:-1] if anchored else pattern
-    return body.replace("$", "%24").split("*"), anchored
-
-
-def glob_matches(pattern: str, target: str) -> bool:
-    """Whether ``pattern`` (normal form) matches ``target`` from its first octet."""
-    segments, anchored = _split(pattern)
-    head = segments[0]
-    if not target.startswith(head):
-        return False
-    if len(segments) == 1:
-        return len(target) == len(head) if anchored else True
-    pos = len(head)
-    for segment in segments[1:-1]:
-        found = target.find(segment, pos)
-        if found < 0:
-            return False
-        pos = found + len(segment)
-    last = segments[-1]
-    if anchored:
-        return len(target) - len(last) >= pos and target.endswith(last)
-    return target.find(last, pos) >= 0
 
 
 def rank(rules: Sequence[RobotsRule]) -> list[RobotsRule]:
@@ -117,7 +63,7 @@ def reference_verdict(rules: Sequence[RobotsRule], target: str) -> bool:
 def _regex(pattern: str) -> str:
     # Middle segments: earliest occurrence, atomic (no backtracking into them); the last
     # segment only has to occur somewhere after them (greedy ``.*`` is faster in sre).
-    segments, anchored = _split(pattern)
+    segments, anchored = split_pattern(pattern)
     parts = [re.escape(segments[0])]
     parts += [f"(?>.*?{re.escape(segment)})" for segment in segments[1:-1] if segment]
     if len(segments) > 1 and (segments[-1] or anchored):
@@ -198,7 +144,7 @@ class _Side:
         if len(chunks) > 1:
             others: list[tuple[int, RobotsRule]] = []
             for order, rule in items:
-                segments, anchored = _split(rule.pattern)
+                segments, anchored = split_pattern(rule.pattern)
                 if len(segments) == 1 and not anchored:
                     self._literals.setdefault(segments[0], order)  # allow ranks first
                 else:
@@ -241,7 +187,7 @@ class GroupMatcher:
         generic: list[tuple[int, RobotsRule]] = []
         buckets: dict[str, list[tuple[int, RobotsRule]]] = {}
         for order, rule in enumerate(ranked):
-            head = _split(rule.pattern)[0][0]
+            head = split_pattern(rule.pattern)[0][0]
             if len(head) < BUCKET:
                 generic.append((order, rule))
             else:

@@ -45,6 +45,8 @@ import math
 import re
 from dataclasses import dataclass
 
+from trawl.rules import normalize_rule
+
 MAX_BYTES = 512_000
 """Parse limit: bytes of a robots.txt read (500 KiB); a fetcher needs one more byte at most."""
 
@@ -58,11 +60,6 @@ _SITEMAP_KEYS = (b"sitemap", b"site-map")
 _CRAWL_DELAY_KEYS = (b"crawl-delay", b"crawldelay", b"crawl delay")
 
 _DELAY_VALUE = re.compile(rb"(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)\Z")
-
-# A percent-escape, or one byte outside the characters a URI may hold unescaped
-# (unreserved + reserved). In rules ``*`` and ``$`` keep their special meaning.
-_RULE_TOKENS = re.compile(rb"%[0-9A-Fa-f]{2}|[^A-Za-z0-9\-._~!$&'()*+,;=:@/?\[\]]")
-_UNRESERVED = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,35 +77,6 @@ class RobotsGroup:
     agents: tuple[str, ...]
     rules: tuple[RobotsRule, ...] = ()
     crawl_delay: float | None = None
-
-
-def fix_escape(match: re.Match[bytes]) -> bytes:
-    """Normalise one token of ``_RULE_TOKENS`` (or the URL variant in ``_robots_match``).
-
-    ``%XX`` of an unreserved character is decoded (``%7E`` -> ``~``), any other escape
-    gets upper-case hex (``%2f`` -> ``%2F``, which stays distinct from ``/``), and a raw
-    byte that may not stand in a URI is escaped (UTF-8 octets, space, a stray ``%``).
-    """
-    token = match.group()
-    if len(token) == 3:
-        byte = int(token[1:], 16)
-        return bytes((byte,)) if byte in _UNRESERVED else token.upper()
-    return b"%%%02X" % token[0]
-
-
-def normalize_rule(value: bytes) -> str:
-    """The normal form of a rule path: what gets matched and whose length ranks it.
-
-    A path that starts with neither ``/`` nor ``*`` gets a ``/`` in front, as Google
-    documents (``fish/`` is read as ``/fish/``; Protego does the same). Note that
-    Google's open-source C++ parser does not: there such a rule never matches. Reading
-    it as a path honours the site owner's evident intent and errs towards not crawling.
-    """
-    if not value:
-        return ""
-    if value[:1] not in (b"/", b"*"):
-        value = b"/" + value
-    return _RULE_TOKENS.sub(fix_escape, value).decode("ascii")
 
 
 def product_token(value: bytes) -> str:

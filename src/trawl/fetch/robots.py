@@ -47,7 +47,7 @@ import enum
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
-from trawl.fetch._robots_match import GroupMatcher, compile_group, request_target
+from trawl.fetch._robots_match import GroupMatcher, compile_group
 from trawl.fetch._robots_parse import (
     MAX_BYTES,
     RobotsGroup,
@@ -55,6 +55,7 @@ from trawl.fetch._robots_parse import (
     parse_robots,
     product_token,
 )
+from trawl.rules import request_target
 
 __all__ = [
     "CACHE_TTL",

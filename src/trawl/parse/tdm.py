@@ -30,8 +30,7 @@ from dataclasses import dataclass
 
 import orjson
 
-from trawl.fetch._robots_match import glob_matches, request_target
-from trawl.fetch._robots_parse import normalize_rule
+from trawl.rules import glob_matches, normalize_rule, request_target
 
 __all__ = [
     "WELL_KNOWN_PATH",
