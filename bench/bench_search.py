@@ -31,12 +31,13 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from trawl.archive.segments import Location, SegmentLog
 from trawl.archive.textstore import TextStore
 from trawl.index import Indexer, Searcher
 from trawl.index.schema import index_exists
 from trawl.index.writer import CommittedTexts
+from trawl.models import Location
 from trawl.storage.base import PageRecord
+from trawl.storage.local.segments import SegmentLog
 from trawl.storage.sqlite.db import Database
 from trawl.storage.sqlite.pages import SqlitePageStore
 from trawl.testing._sample_site import distinctive_phrase

@@ -16,7 +16,6 @@ from typing import Any, Literal
 
 from trawl._version import __version__
 from trawl.errors import ConfigError
-from trawl.parse.quality import QualityThresholds
 
 Scope = Literal["host", "domain", "any", "allowlist"]
 Purpose = Literal["search", "training"]
@@ -50,6 +49,67 @@ AI_OPT_OUT_AGENTS: tuple[str, ...] = (
 KIB = 1024
 MIB = 1024 * KIB
 GIB = 1024 * MIB
+
+
+@dataclass(frozen=True, slots=True)
+class QualityThresholds:
+    """Rules that drop a document; each None (the default) drops nothing.
+
+    ``gopher()`` gives the Gopher paper's values (as datatrove's GopherQualityFilter
+    and GopherRepetitionFilter use them) plus C4's terminal punctuation share.
+    """
+
+    min_words: int | None = None
+    max_words: int | None = None
+    min_mean_word_length: float | None = None
+    max_mean_word_length: float | None = None
+    max_hash_word_ratio: float | None = None
+    max_ellipsis_word_ratio: float | None = None
+    min_terminal_punct_line_share: float | None = None
+    max_ellipsis_line_share: float | None = None
+    max_bullet_line_share: float | None = None
+    max_dup_line_share: float | None = None
+    max_dup_line_char_share: float | None = None
+    min_stop_words: int | None = None
+    min_alpha_word_share: float | None = None
+
+    @classmethod
+    def gopher(cls) -> QualityThresholds:
+        return cls(
+            min_words=50,
+            max_words=100_000,
+            min_mean_word_length=3,
+            max_mean_word_length=10,
+            max_hash_word_ratio=0.1,
+            max_ellipsis_word_ratio=0.1,
+            min_terminal_punct_line_share=0.12,
+            max_ellipsis_line_share=0.3,
+            max_bullet_line_share=0.9,
+            max_dup_line_share=0.3,
+            max_dup_line_char_share=0.2,
+            min_stop_words=2,
+            min_alpha_word_share=0.8,
+        )
+
+    @property
+    def active(self) -> bool:
+        return any(getattr(self, f.name) is not None for f in fields(self))
+
+    def failures(self, signals: Any) -> tuple[str, ...]:
+        """The rules ``signals`` (a ``parse.quality.QualitySignals``) fail, named like
+        ``"words<50"``; empty means keep."""
+        out: list[str] = []
+        for f in fields(self):
+            limit = getattr(self, f.name)
+            if limit is None:
+                continue
+            bound, _, name = f.name.partition("_")
+            value = getattr(signals, name)
+            if bound == "min" and value < limit:
+                out.append(f"{name}<{limit}")
+            elif bound == "max" and value > limit:
+                out.append(f"{name}>{limit}")
+        return tuple(out)
 
 
 @dataclass(frozen=True, slots=True)

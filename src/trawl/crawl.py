@@ -24,7 +24,6 @@ import orjson
 
 from trawl import urls
 from trawl.archive.events import EventLog
-from trawl.archive.segments import Location, Position, SegmentLog
 from trawl.archive.textstore import TextStore
 from trawl.archive.warc import WarcWriter, read_response
 from trawl.clock import Clock, SystemClock
@@ -43,9 +42,10 @@ from trawl.frontier.admission import Admission, Candidate
 from trawl.frontier.revisit import Revisits
 from trawl.frontier.traps import ScopeFilter, TrapLimits
 from trawl.index.crawling import CrawlIndexing
-from trawl.models import Lease, UrlStatus
+from trawl.models import Lease, Location, Position, UrlStatus
 from trawl.parse.page import ParsedPage, ParseJob, ParseOptions, parse_page
 from trawl.parse.stage import IndexNearCheck, KeepPolicy, ParseStage
+from trawl.storage.local.segments import SegmentLog
 from trawl.storage.sqlite.counters import SqliteCounters
 from trawl.storage.sqlite.db import Database
 from trawl.storage.sqlite.frontier import SqliteFrontier

@@ -26,8 +26,8 @@ from typing import Any
 
 import orjson
 
-from trawl.archive.segments import Position
 from trawl.errors import TrawlError
+from trawl.models import Position
 from trawl.parse.quality import QualitySignals
 from trawl.storage.blobs import TEXT_LOG, BlobStore
 from trawl.storage.open import open_blobs, open_reader

@@ -1,4 +1,5 @@
-"""The records that flow between stages: URLs in the frontier, leases, fetch results."""
+"""The records that flow between stages: URLs in the frontier, leases, fetch results,
+and where a stored record lies (``Location``) or where a log ends (``Position``)."""
 
 from __future__ import annotations
 
@@ -95,3 +96,28 @@ class HostInfo:
     priority: int
     demoted_reason: str | None
     in_flight: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Location:
+    """Where one appended record lies: file name (relative to the log's folder), range."""
+
+    file: str
+    offset: int
+    length: int
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class Position:
+    """The end of the log: file index and byte offset in it."""
+
+    index: int
+    offset: int
+
+    def dump(self) -> str:
+        return f"{self.index}:{self.offset}"
+
+    @classmethod
+    def load(cls, text: str) -> Position:
+        index, _, offset = text.partition(":")
+        return cls(int(index), int(offset))

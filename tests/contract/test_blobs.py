@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from trawl.archive.segments import Location, Position
+from trawl.models import Location, Position
 from trawl.storage.blobs import EVENT_LOG, TEXT_LOG, WARC_LOG, BlobStore, LogSpec
 from trawl.storage.local import LocalBlobStore
 from trawl.storage.memory import MemoryBlobStore

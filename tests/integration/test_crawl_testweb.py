@@ -279,7 +279,7 @@ def test_text_records_once_each(crawled: Result) -> None:
 
 def test_page_events_once_per_parsed_page(crawled: Result) -> None:
     from trawl.archive.events import read_events
-    from trawl.archive.segments import Position
+    from trawl.models import Position
     from trawl.stats import read_meta
     from trawl.storage.open import open_blobs
 

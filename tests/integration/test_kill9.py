@@ -22,7 +22,7 @@ import orjson
 import tantivy
 
 from trawl.archive.events import read_events
-from trawl.archive.segments import Position
+from trawl.models import Position
 from trawl.stats import read_meta, url_states
 from trawl.storage.open import open_blobs, open_reader
 from trawl.testing.sampleweb import SampleWeb, SampleWebServer

@@ -11,9 +11,9 @@ from aiohttp import web
 
 from tests.integration.crawlkit import text_records
 from trawl.archive.events import read_events
-from trawl.archive.segments import Position
 from trawl.config import CrawlConfig
 from trawl.crawl import Crawl
+from trawl.models import Position
 from trawl.stats import read_meta
 from trawl.storage.open import open_blobs
 

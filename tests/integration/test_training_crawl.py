@@ -6,8 +6,8 @@ import asyncio
 from pathlib import Path
 
 from tests.integration.crawlkit import text_records, web_config
+from trawl.config import QualityThresholds
 from trawl.crawl import Crawl
-from trawl.parse.quality import QualityThresholds
 from trawl.stats import url_states
 from trawl.testing.testweb import TestWeb
 

@@ -10,11 +10,11 @@ import orjson
 import pyarrow.parquet as pq  # type: ignore[import-untyped]
 import pytest
 
-from trawl.archive.segments import SegmentLog
 from trawl.archive.textstore import TextStore
 from trawl.cli import main
 from trawl.export import ExportError, arrow_schema, export, normalize
 from trawl.parse.quality import quality_signals
+from trawl.storage.local.segments import SegmentLog
 from trawl.storage.sqlite.db import Database
 
 

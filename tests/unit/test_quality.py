@@ -6,7 +6,8 @@ import pickle
 from hypothesis import given
 from hypothesis import strategies as st
 
-from trawl.parse.quality import QualitySignals, QualityThresholds, quality_signals
+from trawl.config import QualityThresholds
+from trawl.parse.quality import QualitySignals, quality_signals
 
 _GOOD = (
     "The committee met on Tuesday to discuss the budget of the new library.\n"

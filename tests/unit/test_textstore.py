@@ -5,8 +5,8 @@ from __future__ import annotations
 import gzip
 from pathlib import Path
 
-from trawl.archive.segments import SegmentLog
 from trawl.archive.textstore import TextStore, read_text_files
+from trawl.storage.local.segments import SegmentLog
 
 
 def test_append_read_and_zcat_compatible(tmp_path: Path) -> None:

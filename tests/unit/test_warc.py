@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from trawl.archive.segments import Position, SegmentLog
 from trawl.archive.warc import HttpExchange, WarcWriter, read_response
+from trawl.models import Position
+from trawl.storage.local.segments import SegmentLog
 
 WARCIO = Path(sys.executable).with_name("warcio")
 

@@ -15,8 +15,9 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from trawl.archive.segments import Position, SegmentLog
+from trawl.models import Position
 from trawl.storage.blobs import EVENT_LOG
+from trawl.storage.local.segments import SegmentLog
 
 if TYPE_CHECKING:
     from trawl.storage.blobs import BlobStore

@@ -15,7 +15,8 @@ from typing import Any
 import orjson
 
 from trawl.archive.gz import gzip_member
-from trawl.archive.segments import Location, SegmentLog
+from trawl.models import Location
+from trawl.storage.local.segments import SegmentLog
 
 
 class TextStore:

@@ -18,7 +18,8 @@ from warcio.warcwriter import WARCWriter
 
 from trawl._version import __version__
 from trawl.archive.gz import gzip_member
-from trawl.archive.segments import Location, SegmentLog
+from trawl.models import Location
+from trawl.storage.local.segments import SegmentLog
 
 # The body we store has had its chunked transfer coding removed by the HTTP client, so
 # the header that announced it is renamed, as other crawlers' WARC writers do; a reader

@@ -25,7 +25,6 @@ from typing import Any, Protocol
 import tantivy
 import xxhash
 
-from trawl.archive.segments import Location
 from trawl.archive.textstore import read_record
 from trawl.errors import StorageError
 from trawl.index.schema import (
@@ -37,6 +36,7 @@ from trawl.index.schema import (
     site_terms,
     title_field,
 )
+from trawl.models import Location
 from trawl.storage.base import PageRecord
 
 DEFAULT_BATCH = 500

@@ -21,7 +21,7 @@ from itertools import filterfalse
 
 from trawl.dedup.shingles import tokens
 
-__all__ = ["GOPHER_STOP_WORDS", "QualitySignals", "QualityThresholds", "quality_signals"]
+__all__ = ["GOPHER_STOP_WORDS", "QualitySignals", "quality_signals"]
 
 GOPHER_STOP_WORDS = ("the", "be", "to", "of", "and", "that", "have", "with")
 _STOP = frozenset(w.encode() for w in GOPHER_STOP_WORDS)
@@ -109,63 +109,3 @@ def quality_signals(text: str) -> QualitySignals:
         stop_words=sum(map(_STOP.__contains__, tokens(text))),
         alpha_word_share=_round(alpha_words * per_word),
     )
-
-
-@dataclass(frozen=True, slots=True)
-class QualityThresholds:
-    """Rules that drop a document; each None (the default) drops nothing.
-
-    ``gopher()`` gives the Gopher paper's values (as datatrove's GopherQualityFilter
-    and GopherRepetitionFilter use them) plus C4's terminal punctuation share.
-    """
-
-    min_words: int | None = None
-    max_words: int | None = None
-    min_mean_word_length: float | None = None
-    max_mean_word_length: float | None = None
-    max_hash_word_ratio: float | None = None
-    max_ellipsis_word_ratio: float | None = None
-    min_terminal_punct_line_share: float | None = None
-    max_ellipsis_line_share: float | None = None
-    max_bullet_line_share: float | None = None
-    max_dup_line_share: float | None = None
-    max_dup_line_char_share: float | None = None
-    min_stop_words: int | None = None
-    min_alpha_word_share: float | None = None
-
-    @classmethod
-    def gopher(cls) -> QualityThresholds:
-        return cls(
-            min_words=50,
-            max_words=100_000,
-            min_mean_word_length=3,
-            max_mean_word_length=10,
-            max_hash_word_ratio=0.1,
-            max_ellipsis_word_ratio=0.1,
-            min_terminal_punct_line_share=0.12,
-            max_ellipsis_line_share=0.3,
-            max_bullet_line_share=0.9,
-            max_dup_line_share=0.3,
-            max_dup_line_char_share=0.2,
-            min_stop_words=2,
-            min_alpha_word_share=0.8,
-        )
-
-    @property
-    def active(self) -> bool:
-        return any(getattr(self, f.name) is not None for f in fields(self))
-
-    def failures(self, signals: QualitySignals) -> tuple[str, ...]:
-        """The rules ``signals`` fail, named like ``"words<50"``; empty means keep."""
-        out: list[str] = []
-        for f in fields(self):
-            limit = getattr(self, f.name)
-            if limit is None:
-                continue
-            bound, _, name = f.name.partition("_")
-            value = getattr(signals, name)
-            if bound == "min" and value < limit:
-                out.append(f"{name}<{limit}")
-            elif bound == "max" and value > limit:
-                out.append(f"{name}>{limit}")
-        return tuple(out)

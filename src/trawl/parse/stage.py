@@ -18,16 +18,15 @@ from datetime import UTC, datetime
 from typing import Any, Protocol
 
 from trawl.archive.events import EventLog
-from trawl.archive.segments import Location
 from trawl.archive.textstore import TextStore
 from trawl.clock import Clock
+from trawl.config import QualityThresholds
 from trawl.dedup.hostdups import HostDupTracker, Outcome
 from trawl.dedup.near import NearDupIndex, assign
 from trawl.frontier.admission import Admission, Candidate, CounterSink
 from trawl.frontier.revisit import Revisits
-from trawl.models import UrlStatus
+from trawl.models import Location, UrlStatus
 from trawl.parse.page import ParsedPage
-from trawl.parse.quality import QualityThresholds
 from trawl.parse.tdm import TdmDecision, decide
 from trawl.storage.base import Frontier, PageRecord, PageStore, ParseQueue
 

@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from trawl.archive.events import read_span
-from trawl.archive.segments import Position
 from trawl.errors import StorageError
+from trawl.models import Position
 from trawl.storage.blobs import EVENT_LOG
 from trawl.storage.open import open_blobs, open_reader
 

@@ -11,10 +11,18 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from trawl.archive.segments import Location, Position
 from trawl.dedup.minhash import MinHasher
 from trawl.dedup.near import NearDupIndex
-from trawl.models import AddResult, HostInfo, Lease, NewUrl, UrlRecord, UrlStatus
+from trawl.models import (
+    AddResult,
+    HostInfo,
+    Lease,
+    Location,
+    NewUrl,
+    Position,
+    UrlRecord,
+    UrlStatus,
+)
 
 
 class Frontier(Protocol):

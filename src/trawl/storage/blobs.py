@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import BinaryIO, Protocol
 
-from trawl.archive.segments import Location, Position
+from trawl.models import Location, Position
 
 __all__ = ["EVENT_LOG", "LOGS", "TEXT_LOG", "WARC_LOG", "BlobStore", "LogSpec", "SegmentWriter"]
 

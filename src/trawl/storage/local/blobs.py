@@ -6,8 +6,9 @@ import io
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from trawl.archive.segments import Location, Position, SegmentLog
+from trawl.models import Location, Position
 from trawl.storage.blobs import LogSpec
+from trawl.storage.local.segments import SegmentLog
 
 
 class LocalBlobStore:

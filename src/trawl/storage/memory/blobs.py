@@ -9,7 +9,7 @@ from __future__ import annotations
 import io
 from typing import BinaryIO
 
-from trawl.archive.segments import Location, Position
+from trawl.models import Location, Position
 from trawl.storage.blobs import LogSpec
 
 

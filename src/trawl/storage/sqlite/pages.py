@@ -7,7 +7,7 @@ from typing import Any
 
 import orjson
 
-from trawl.archive.segments import Location
+from trawl.models import Location
 from trawl.storage.base import FetchRecord, PageRecord, RobotsRow
 from trawl.storage.sqlite.db import Database
 

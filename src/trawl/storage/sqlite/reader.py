@@ -12,9 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from trawl import urls
-from trawl.archive.segments import Location, Position
 from trawl.errors import StorageError
-from trawl.models import UrlStatus
+from trawl.models import Location, Position, UrlStatus
 from trawl.storage.base import FetchRecord, HostView, PageRecord, RobotsRow, StoreStats
 from trawl.storage.sqlite.pages import PAGE_COLUMNS, page_from_row
 

@@ -11,33 +11,9 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
 from pathlib import Path
 
-
-@dataclass(frozen=True, slots=True)
-class Location:
-    """Where one appended record lies: file name (relative to the log's folder), range."""
-
-    file: str
-    offset: int
-    length: int
-
-
-@dataclass(frozen=True, slots=True, order=True)
-class Position:
-    """The end of the log: file index and byte offset in it."""
-
-    index: int
-    offset: int
-
-    def dump(self) -> str:
-        return f"{self.index}:{self.offset}"
-
-    @classmethod
-    def load(cls, text: str) -> Position:
-        index, _, offset = text.partition(":")
-        return cls(int(index), int(offset))
+from trawl.models import Location, Position
 
 
 class SegmentLog:
