@@ -26,7 +26,7 @@ class Backend:
 
     def __init__(self) -> None:
         self._store: CrawlStore | None = None
-        self._options: dict[str, object] = {}
+        self._options: tuple[int | None, float] = (None, 600.0)  # those of the last open
 
     def _open(self, *, max_per_host: int | None, lease_seconds: float) -> CrawlStore:
         raise NotImplementedError
@@ -39,6 +39,7 @@ class Backend:
         """The open store (opened with these options if none is open)."""
         if self._store is None:
             self._store = self._open(max_per_host=max_per_host, lease_seconds=lease_seconds)
+            self._options = (max_per_host, lease_seconds)
         return self._store
 
     def frontier(
@@ -54,7 +55,8 @@ class Backend:
         assert self._store is not None
         self._store.close(commit=not crash)
         self._store = None
-        return self.store()
+        max_per_host, lease_seconds = self._options
+        return self.store(max_per_host=max_per_host, lease_seconds=lease_seconds)
 
     def close(self) -> None:
         if self._store is not None:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import zlib
 
+import pytest
+
 from tests.contract.conftest import Backend
 from trawl.models import NewUrl, UrlStatus
 from trawl.storage.base import Frontier
@@ -265,3 +267,88 @@ def test_revisit_brings_a_page_back_with_its_validators(backend: Backend) -> Non
     assert again.url == lease.url
     assert (again.etag, again.last_modified, again.revisit) == ('"e1"', "Mon", 3600)
     assert again.attempts == 0
+
+
+def test_host_info_and_hosts_waiting(backend: Backend) -> None:
+    f = backend.frontier()
+    assert f.host_info("a.example") is None
+    f.add([url("a.example", "/1"), url("a.example", "/2"), url("b.example", "/1")], now=T0)
+    info = f.host_info("a.example")
+    assert info is not None
+    assert (info.queued, info.admitted, info.in_flight, info.next_at) == (2, 2, False, 0.0)
+    assert (f.hosts_ready(T0), f.hosts_waiting(T0)) == (2, 0)
+    lease = f.take(T0)
+    assert lease is not None
+    busy = f.host_info(lease.host)
+    assert busy is not None and busy.in_flight
+    f.finish(lease, UrlStatus.FETCHED, host_ready_at=T0 + 5)
+    # a.example has work left and waits for its time; b.example has none left.
+    expected = (1, 1) if lease.host == "a.example" else (1, 0)
+    assert (f.hosts_ready(T0), f.hosts_waiting(T0)) == expected
+    after = f.host_info(lease.host)
+    assert after is not None and not after.in_flight and after.next_at == T0 + 5
+
+
+def test_next_wake_due_is_the_earliest_back_off(backend: Backend) -> None:
+    f = backend.frontier()
+    assert f.next_wake_due() is None
+    f.add([url("a.example", "/1"), url("b.example", "/1")], now=T0)
+    first, second = f.take(T0), f.take(T0)
+    assert first is not None and second is not None
+    f.retry(first, due=T0 + 50, host_ready_at=T0, reason="timeout")
+    f.retry(second, due=T0 + 20, host_ready_at=T0, reason="timeout")
+    assert f.next_wake_due() == T0 + 20
+    assert f.wake_due(T0 + 20) == 1
+    assert f.next_wake_due() == T0 + 50
+    assert f.wake_due(T0 + 100) == 1
+    assert f.next_wake_due() is None
+    assert f.counts()[UrlStatus.QUEUED] == 2
+
+
+def test_a_late_answer_after_reclaim_is_ignored(backend: Backend) -> None:
+    f = backend.frontier(lease_seconds=10)
+    f.add([url("a.example", "/1")], now=T0)
+    lease = f.take(T0)
+    assert lease is not None
+    assert f.reclaim_expired(T0 + 10) == 1
+    f.retry(lease, due=T0 + 99, host_ready_at=T0 + 10, reason="late")
+    f.requeue(lease, host_ready_at=T0 + 10)
+    assert f.counts()[UrlStatus.QUEUED] == 1 and f.counts()[UrlStatus.WAITING] == 0
+    again = f.take(T0 + 10)
+    assert again is not None and again.attempts == 0
+
+
+def test_set_status_refuses_urls_still_owed_a_fetch(backend: Backend) -> None:
+    f = backend.frontier()
+    f.add([url("a.example", "/1")], now=T0)
+    u = url("a.example", "/1")
+    with pytest.raises(ValueError, match="queued"):
+        f.set_status(u.host, u.fp, UrlStatus.PARSED)
+    f.set_status("a.example", 12345, UrlStatus.PARSED)  # unknown: nothing happens
+    f.revisit(u.host, u.fp, due=T0, interval=60)  # still queued: no revisit
+    record = f.get(u.host, u.fp)
+    assert record is not None and record.status is UrlStatus.QUEUED
+
+
+def test_budget_and_demotion_survive_restart(backend: Backend) -> None:
+    f = backend.frontier(max_per_host=3)
+    f.add([url("a.example", f"/{i}") for i in range(2)], now=T0)
+    f.demote_host("b.example", priority=5, budget=1, reason="trap")  # not seen yet
+    backend.restart(crash=False)
+    f = backend.frontier()
+    assert f.add([url("a.example", f"/{i}") for i in range(2, 5)], now=T0).dropped == {
+        "host budget": 2
+    }
+    info = f.host_info("b.example")
+    assert info is not None
+    assert (info.priority, info.budget, info.demoted_reason) == (5, 1, "trap")
+    assert len(f.add([url("b.example", "/1"), url("b.example", "/2")], now=T0).added) == 1
+
+
+def test_lookup_of_an_unknown_url(backend: Backend) -> None:
+    f = backend.frontier()
+    assert f.lookup("https://a.example/none", "a.example", 7) is None
+    f.add([url("a.example", "/x", fp=7)], now=T0)
+    assert f.lookup("https://a.example/none", "a.example", 7) is None
+    found = f.lookup("https://a.example/x", "a.example", 7)
+    assert found is not None and found.fp == 7

@@ -1,124 +1,29 @@
 """The frontier in memory, with the same rules as ``SqliteFrontier``.
 
-The durable part is ``FrontierState`` (hosts, URL records, status counts): plain data
-the crawl store copies at each commit. Everything else (the host schedule, per-host
-queues, the lease and back-off indexes) is derived from it when the frontier opens,
-as the SQLite frontier rebuilds its schedule from its tables.
+Same admission (exact seen check, fingerprint collisions probed within the host,
+budgets), one URL per host out at a time through ``HostSchedule``, leases that
+expire, back-offs and revisits. The state and the reads are in ``frontier_state``.
 """
 
 from __future__ import annotations
 
 import heapq
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 
-from trawl.frontier.schedule import HostSchedule
-from trawl.models import AddResult, HostInfo, Lease, NewUrl, UrlRecord, UrlStatus
+from trawl.models import AddResult, Lease, NewUrl, UrlStatus
+from trawl.storage.memory.frontier_state import (
+    FrontierIndex,
+    UrlRow,
+    wrap_fp,
+)
 
-_INT64 = 1 << 64
 # States a URL is in while the crawl still owes it a fetch.
 _ACTIVE = frozenset({UrlStatus.QUEUED, UrlStatus.IN_FLIGHT, UrlStatus.WAITING})
 
 
-def _wrap(fp: int) -> int:
-    """``fp`` as a signed 64-bit integer, as SQLite stores it."""
-    return (fp + (1 << 63)) % _INT64 - (1 << 63)
-
-
-@dataclass(slots=True)
-class _Host:
-    name: str
-    next_at: float = 0.0
-    queued: int = 0
-    admitted: int = 0
-    budget: int | None = None
-    priority: int = 0
-    demoted_reason: str | None = None
-
-
-@dataclass(slots=True)
-class _Url:
-    fp: int
-    url: str
-    depth: int
-    priority: int
-    status: UrlStatus = UrlStatus.QUEUED
-    due: float | None = None
-    attempts: int = 0
-    reason: str | None = None
-    via: str | None = None
-    hops: int = 0
-    etag: str | None = None
-    last_modified: str | None = None
-    revisit: float | None = None
-
-
-@dataclass(slots=True)
-class FrontierState:
-    """What a frontier keeps across a restart (the rows of the SQLite tables)."""
-
-    hosts: dict[str, _Host] = field(default_factory=dict)
-    urls: dict[str, dict[int, _Url]] = field(default_factory=dict)  # host -> fp -> record
-    counts: dict[UrlStatus, int] = field(default_factory=lambda: dict.fromkeys(UrlStatus, 0))
-
-
-class MemoryFrontier:
+class MemoryFrontier(FrontierIndex):
     """The Frontier protocol over a ``FrontierState`` it owns from now on."""
-
-    def __init__(
-        self,
-        state: FrontierState,
-        *,
-        max_per_host: int | None = None,
-        lease_seconds: float = 600.0,
-    ) -> None:
-        self._s = state
-        self._max_per_host = max_per_host
-        self._lease = lease_seconds
-        self._schedule = HostSchedule()
-        self._queues: dict[str, list[tuple[int, int]]] = {}  # host -> heap of (priority, fp)
-        self._leased: dict[tuple[str, int], float] = {}  # in flight -> lease expiry
-        self._waiting: dict[tuple[str, int], float] = {}  # waiting -> due
-        self._load()
-
-    def _load(self) -> None:
-        # Leases held by a process that died come back now (restart = every lease expired).
-        for name, urls in self._s.urls.items():
-            for rec in urls.values():
-                if rec.status is UrlStatus.IN_FLIGHT:
-                    self._s.hosts[name].queued += 1
-                    self._move(UrlStatus.IN_FLIGHT, UrlStatus.QUEUED)
-                    self._index(name, rec, UrlStatus.QUEUED, None)
-                else:
-                    self._index(name, rec, rec.status, rec.due)
-        for host in self._s.hosts.values():
-            if host.queued > 0:
-                self._schedule.schedule(host.name, host.next_at, host.priority)
-
-    def _index(self, host: str, rec: _Url, status: UrlStatus, due: float | None) -> None:
-        """Set a record's status and due time, keeping the derived indexes in step."""
-        key = (host, rec.fp)
-        self._leased.pop(key, None)
-        self._waiting.pop(key, None)
-        rec.status, rec.due = status, due
-        if status is UrlStatus.QUEUED:
-            heapq.heappush(self._queues.setdefault(host, []), (rec.priority, rec.fp))
-        elif due is not None and status is UrlStatus.IN_FLIGHT:
-            self._leased[key] = due
-        elif due is not None and status is UrlStatus.WAITING:
-            self._waiting[key] = due
-
-    def _move(self, old: UrlStatus | None, new: UrlStatus, n: int = 1) -> None:
-        counts = self._s.counts
-        if old is not None:
-            counts[old] -= n
-        counts[new] += n
-
-    def _host(self, name: str) -> _Host:
-        host = self._s.hosts.get(name)
-        if host is None:
-            host = self._s.hosts[name] = _Host(name)
-        return host
 
     # -- adding ----------------------------------------------------------------
 
@@ -152,7 +57,7 @@ class MemoryFrontier:
                 continue
             host.admitted += 1
             host.queued += 1
-            rec = _Url(fp, u.url, u.depth, u.priority, via=u.via, hops=u.hops)
+            rec = UrlRow(fp, u.url, u.depth, u.priority, via=u.via, hops=u.hops)
             self._s.urls.setdefault(u.host, {})[fp] = rec
             self._index(u.host, rec, UrlStatus.QUEUED, None)
             self._move(None, UrlStatus.QUEUED)
@@ -171,20 +76,12 @@ class MemoryFrontier:
         """The slot for ``url`` after a collision at ``fp``; None if ``url`` is stored there."""
         urls = self._s.urls[host]
         for step in range(1, 64):
-            candidate = _wrap(fp + step)
+            candidate = wrap_fp(fp + step)
             rec = urls.get(candidate)
             if rec is None:
                 return candidate
             if rec.url == url:
                 return None
-        return None
-
-    def lookup(self, url: str, host: str, fp: int) -> UrlRecord | None:
-        """The record of ``url`` whose fingerprint is ``fp``, following collision probes."""
-        for step in range(64):
-            record = self.get(host, _wrap(fp + step))
-            if record is None or record.url == url:
-                return record
         return None
 
     # -- taking and finishing ----------------------------------------------------
@@ -219,7 +116,7 @@ class MemoryFrontier:
                 revisit=rec.revisit,
             )
 
-    def _best_queued(self, host: str) -> _Url | None:
+    def _best_queued(self, host: str) -> UrlRow | None:
         """The queued URL of ``host`` first by priority (then fingerprint, as SQLite's index)."""
         heap = self._queues.get(host, [])
         urls = self._s.urls.get(host, {})
@@ -236,7 +133,7 @@ class MemoryFrontier:
         if self._schedule.is_busy(name):
             self._schedule.release(name, ready_at, has_work=host.queued > 0, priority=host.priority)
 
-    def _leased_record(self, lease: Lease) -> _Url | None:
+    def _leased_record(self, lease: Lease) -> UrlRow | None:
         """The record of ``lease`` if that lease still holds it (not expired and re-taken)."""
         if self._leased.get((lease.host, lease.fp)) != lease.expires:
             return None
@@ -327,10 +224,6 @@ class MemoryFrontier:
                 self._schedule.release(name, host.next_at, has_work=True, priority=host.priority)
         return len(hosts)
 
-    def next_wake_due(self) -> float | None:
-        """The earliest back-off end among waiting URLs."""
-        return min(self._waiting.values(), default=None)
-
     # -- hosts ---------------------------------------------------------------------
 
     def demote_host(self, host: str, *, priority: int, budget: int | None, reason: str) -> None:
@@ -341,56 +234,3 @@ class MemoryFrontier:
         h.demoted_reason = reason
         if h.name in self._schedule:
             self._schedule.schedule(h.name, h.next_at, h.priority)
-
-    def host_info(self, host: str) -> HostInfo | None:
-        h = self._s.hosts.get(host)
-        if h is None:
-            return None
-        return HostInfo(
-            host=h.name,
-            next_at=h.next_at,
-            queued=h.queued,
-            admitted=h.admitted,
-            budget=h.budget,
-            priority=h.priority,
-            demoted_reason=h.demoted_reason,
-            in_flight=self._schedule.is_busy(h.name),
-        )
-
-    # -- reading ---------------------------------------------------------------------
-
-    def next_wake(self, now: float) -> float | None:
-        return self._schedule.next_wake(now)
-
-    def get(self, host: str, fp: int) -> UrlRecord | None:
-        rec = self._s.urls.get(host, {}).get(fp)
-        if rec is None:
-            return None
-        return UrlRecord(
-            fp=rec.fp,
-            url=rec.url,
-            host=host,
-            depth=rec.depth,
-            priority=rec.priority,
-            status=rec.status,
-            due=rec.due,
-            attempts=rec.attempts,
-            reason=rec.reason,
-            via=rec.via,
-            hops=rec.hops,
-            etag=rec.etag,
-            last_modified=rec.last_modified,
-            revisit=rec.revisit,
-        )
-
-    def counts(self) -> dict[UrlStatus, int]:
-        return dict(self._s.counts)
-
-    def hosts_ready(self, now: float) -> int:
-        return self._schedule.ready_count(now)
-
-    def hosts_waiting(self, now: float) -> int:
-        return len(self._schedule) - self._schedule.ready_count(now)
-
-    def hosts_busy(self) -> int:
-        return self._schedule.busy

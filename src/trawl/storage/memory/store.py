@@ -19,7 +19,8 @@ from trawl.archive.segments import Position
 from trawl.dedup.minhash import MinHasher
 from trawl.errors import DataDirInUseError
 from trawl.storage.base import FetchRecord, PageRecord, RobotsRow
-from trawl.storage.memory.frontier import FrontierState, MemoryFrontier
+from trawl.storage.memory.frontier import MemoryFrontier
+from trawl.storage.memory.frontier_state import FrontierState
 from trawl.storage.memory.near import NearRow, StoredNearIndex
 from trawl.storage.memory.pages import (
     MemoryCounters,
