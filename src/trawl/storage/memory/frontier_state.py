@@ -33,6 +33,17 @@ class HostRow:
     priority: int = 0
     demoted_reason: str | None = None
 
+    def copy(self) -> HostRow:
+        return HostRow(
+            self.name,
+            self.next_at,
+            self.queued,
+            self.admitted,
+            self.budget,
+            self.priority,
+            self.demoted_reason,
+        )
+
 
 @dataclass(slots=True)
 class UrlRow:
@@ -50,6 +61,24 @@ class UrlRow:
     last_modified: str | None = None
     revisit: float | None = None
 
+    def copy(self) -> UrlRow:
+        # By hand: many times faster than copy.copy, and a commit copies every row.
+        return UrlRow(
+            self.fp,
+            self.url,
+            self.depth,
+            self.priority,
+            self.status,
+            self.due,
+            self.attempts,
+            self.reason,
+            self.via,
+            self.hops,
+            self.etag,
+            self.last_modified,
+            self.revisit,
+        )
+
 
 @dataclass(slots=True)
 class FrontierState:
@@ -58,6 +87,14 @@ class FrontierState:
     hosts: dict[str, HostRow] = field(default_factory=dict)
     urls: dict[str, dict[int, UrlRow]] = field(default_factory=dict)  # host -> fp -> record
     counts: dict[UrlStatus, int] = field(default_factory=lambda: dict.fromkeys(UrlStatus, 0))
+
+    def copy(self) -> FrontierState:
+        """A copy sharing nothing mutable with this state."""
+        return FrontierState(
+            {name: h.copy() for name, h in self.hosts.items()},
+            {name: {fp: u.copy() for fp, u in urls.items()} for name, urls in self.urls.items()},
+            dict(self.counts),
+        )
 
 
 class FrontierIndex:

@@ -2,16 +2,14 @@
 
 A ``MemoryDisk`` plays the data directory: it holds the state as of the last commit
 and nothing else. A store opened on it works on a private copy; ``commit`` copies
-that back (a deep copy of plain containers: simple, and the backend is for tests and
-throwaway crawls). A crash is dropping the store without committing: the next store
-opened on the disk (``MemoryCrawlStore(disk)``, or ``store.reopen(crashed=True)``)
-holds exactly what was last committed, with in-flight URLs queued again, as a SQLite
-store reopened after kill -9.
-"""
+that back (``MemoryState.copy``: every container copied, each mutable row too; simple,
+and the backend is for tests and throwaway crawls). A crash is dropping the store
+without committing: the next store opened on the disk (``MemoryCrawlStore(disk)``, or
+``store.reopen(crashed=True)``) holds exactly what was last committed, with in-flight
+URLs queued again, as a SQLite store reopened after kill -9."""
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -51,6 +49,24 @@ class MemoryState:
     meta: dict[str, str] = field(default_factory=dict)
     near: list[NearRow] = field(default_factory=list)
 
+    def copy(self) -> MemoryState:
+        """A copy sharing nothing mutable with this state.
+
+        Only the frontier's rows are mutable; every other value (frozen records,
+        tuples, strings, JSON text) is immutable, so copying the containers suffices.
+        """
+        return MemoryState(
+            self.frontier.copy(),
+            dict(self.pages),
+            dict(self.fetches),
+            QueueState(dict(self.parse_queue.jobs)),
+            dict(self.counters),
+            dict(self.robots),
+            dict(self.origin_files),
+            dict(self.meta),
+            list(self.near),
+        )
+
 
 class MemoryDisk:
     """What survives a crash: the last committed state; one store open on it at a time."""
@@ -78,7 +94,7 @@ class MemoryCrawlStore:
         self._open = True
         self._max_per_host = max_per_host
         self._lease_seconds = lease_seconds
-        s = self._state = copy.deepcopy(self.disk.committed)
+        s = self._state = self.disk.committed.copy()
         self._frontier = MemoryFrontier(
             s.frontier, max_per_host=max_per_host, lease_seconds=lease_seconds
         )
@@ -141,7 +157,7 @@ class MemoryCrawlStore:
             raise ValueError("commit on a closed store")
         for name, position in (logs or {}).items():
             self._meta.set(LOG_META_PREFIX + name, position.dump())
-        self.disk.committed = copy.deepcopy(self._state)
+        self.disk.committed = self._state.copy()
         self.disk.commits += 1
 
     def close(self, *, commit: bool = True) -> None:
