@@ -1,53 +1,100 @@
-"""Backends under contract: every storage Protocol runs the same tests on each backend."""
+"""Backends under contract: every storage Protocol runs the same tests on each backend.
+
+A backend opens one ``CrawlStore`` at a time over its data (a directory, a
+``MemoryDisk``); ``restart`` ends it as a clean stop or as a crash (kill -9: nothing
+since the last commit survives) and opens the next one on what survived.
+"""
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import pytest
 
-from trawl.storage.base import Frontier
-from trawl.storage.sqlite.db import Database
-from trawl.storage.sqlite.frontier import SqliteFrontier
+from trawl.archive.segments import Position
+from trawl.storage.base import CrawlStore, Frontier
+from trawl.storage.memory import MemoryCrawlStore, MemoryDisk
+from trawl.storage.sqlite.store import SqliteCrawlStore
 
 
-class SqliteBackend:
-    """Opens stores over one data directory; ``restart`` simulates a crash or a clean stop."""
+class Backend:
+    """One kind of storage: opens stores, commits them, restarts them."""
 
-    name = "sqlite"
+    name = "?"
 
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self._db: Database | None = None
+    def __init__(self) -> None:
+        self._store: CrawlStore | None = None
+        self._options: tuple[int | None, float] = (None, 600.0)  # those of the last open
+
+    def _open(self, *, max_per_host: int | None, lease_seconds: float) -> CrawlStore:
+        raise NotImplementedError
+
+    def open_another(self) -> CrawlStore:
+        """A second store over the same data while the first is open (must be refused)."""
+        return self._open(max_per_host=None, lease_seconds=600.0)
+
+    def store(self, *, max_per_host: int | None = None, lease_seconds: float = 600.0) -> CrawlStore:
+        """The open store (opened with these options if none is open)."""
+        if self._store is None:
+            self._store = self._open(max_per_host=max_per_host, lease_seconds=lease_seconds)
+            self._options = (max_per_host, lease_seconds)
+        return self._store
 
     def frontier(
         self, *, max_per_host: int | None = None, lease_seconds: float = 600.0
     ) -> Frontier:
-        if self._db is None:
-            self._db = Database(self.path / "state.db")
-        return SqliteFrontier(self._db, max_per_host=max_per_host, lease_seconds=lease_seconds)
+        return self.store(max_per_host=max_per_host, lease_seconds=lease_seconds).frontier
 
-    def commit(self) -> None:
-        assert self._db is not None
-        self._db.commit()
+    def commit(self, logs: Mapping[str, Position] | None = None) -> None:
+        self.store().commit(logs)
 
-    def restart(self, *, crash: bool) -> None:
-        """Close (committing unless ``crash``); the next store opened sees what survived."""
-        assert self._db is not None
-        self._db.close(commit=not crash)
-        self._db = None
+    def restart(self, *, crash: bool) -> CrawlStore:
+        """Stop (committing unless ``crash``) and open the store again on what survived."""
+        assert self._store is not None
+        self._store.close(commit=not crash)
+        self._store = None
+        max_per_host, lease_seconds = self._options
+        return self.store(max_per_host=max_per_host, lease_seconds=lease_seconds)
 
     def close(self) -> None:
-        if self._db is not None:
-            self._db.close(commit=False)
-            self._db = None
+        if self._store is not None:
+            self._store.close(commit=False)
+            self._store = None
 
 
-@pytest.fixture(params=["sqlite"])
-def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[SqliteBackend]:
-    b = SqliteBackend(tmp_path)
+class SqliteBackend(Backend):
+    name = "sqlite"
+
+    def __init__(self, path: Path) -> None:
+        super().__init__()
+        self.path = path / "state.db"
+
+    def _open(self, *, max_per_host: int | None, lease_seconds: float) -> CrawlStore:
+        return SqliteCrawlStore(self.path, max_per_host=max_per_host, lease_seconds=lease_seconds)
+
+
+class MemoryBackend(Backend):
+    name = "memory"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.disk = MemoryDisk()
+
+    def _open(self, *, max_per_host: int | None, lease_seconds: float) -> CrawlStore:
+        return MemoryCrawlStore(self.disk, max_per_host=max_per_host, lease_seconds=lease_seconds)
+
+    def restart(self, *, crash: bool) -> CrawlStore:
+        # Through the store's own ``reopen``: it keeps the options it was opened with.
+        assert isinstance(self._store, MemoryCrawlStore)
+        self._store = self._store.reopen(crashed=crash)
+        return self._store
+
+
+@pytest.fixture(params=["memory", "sqlite"])
+def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]:
+    b: Backend = MemoryBackend() if request.param == "memory" else SqliteBackend(tmp_path)
     yield b
     with contextlib.suppress(Exception):
         b.close()

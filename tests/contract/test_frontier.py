@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import zlib
 
-from tests.contract.conftest import SqliteBackend
+import pytest
+
+from tests.contract.conftest import Backend
 from trawl.models import NewUrl, UrlStatus
 from trawl.storage.base import Frontier
 
@@ -33,7 +35,7 @@ def drain(frontier: Frontier, now: float) -> list[str]:
     return out
 
 
-def test_add_admits_new_urls_once(backend: SqliteBackend) -> None:
+def test_add_admits_new_urls_once(backend: Backend) -> None:
     f = backend.frontier()
     first = f.add([url("a.example", "/1"), url("a.example", "/2"), url("a.example", "/1")], now=T0)
     assert [u.url for u in first.added] == ["https://a.example/1", "https://a.example/2"]
@@ -43,7 +45,7 @@ def test_add_admits_new_urls_once(backend: SqliteBackend) -> None:
     assert f.counts()[UrlStatus.QUEUED] == 3
 
 
-def test_fingerprint_collision_is_not_a_false_seen(backend: SqliteBackend) -> None:
+def test_fingerprint_collision_is_not_a_false_seen(backend: Backend) -> None:
     f = backend.frontier()
     f.add([url("a.example", "/x", fp=42)], now=T0)
     clash = f.add([url("a.example", "/y", fp=42), url("b.example", "/z", fp=42)], now=T0)
@@ -63,7 +65,7 @@ def test_fingerprint_collision_is_not_a_false_seen(backend: SqliteBackend) -> No
     ]
 
 
-def test_one_request_in_flight_per_host(backend: SqliteBackend) -> None:
+def test_one_request_in_flight_per_host(backend: Backend) -> None:
     f = backend.frontier()
     f.add([url("a.example", f"/{i}") for i in range(3)] + [url("b.example", "/1")], now=T0)
     first = f.take(T0)
@@ -79,7 +81,7 @@ def test_one_request_in_flight_per_host(backend: SqliteBackend) -> None:
     assert again is not None and again.host == "a.example"
 
 
-def test_priority_order_within_a_host(backend: SqliteBackend) -> None:
+def test_priority_order_within_a_host(backend: Backend) -> None:
     f = backend.frontier()
     f.add([url("a.example", "/deep", depth=3), url("a.example", "/seed", depth=0)], now=T0)
     f.add([url("a.example", "/mid", depth=1)], now=T0)
@@ -90,7 +92,7 @@ def test_priority_order_within_a_host(backend: SqliteBackend) -> None:
     ]
 
 
-def test_hosts_come_in_ready_time_order(backend: SqliteBackend) -> None:
+def test_hosts_come_in_ready_time_order(backend: Backend) -> None:
     f = backend.frontier()
     f.add([url("a.example", "/1"), url("a.example", "/2"), url("b.example", "/1")], now=T0)
     leases = {lease.host: lease for lease in (f.take(T0), f.take(T0)) if lease is not None}
@@ -105,13 +107,13 @@ def test_hosts_come_in_ready_time_order(backend: SqliteBackend) -> None:
     assert f.next_wake(T0 + 5) is None
 
 
-def test_empty_frontier(backend: SqliteBackend) -> None:
+def test_empty_frontier(backend: Backend) -> None:
     f = backend.frontier()
     assert f.take(T0) is None
     assert f.next_wake(T0) is None
 
 
-def test_retry_waits_then_comes_back(backend: SqliteBackend) -> None:
+def test_retry_waits_then_comes_back(backend: Backend) -> None:
     f = backend.frontier()
     f.add([url("a.example", "/flaky")], now=T0)
     lease = f.take(T0)
@@ -131,7 +133,7 @@ def test_retry_waits_then_comes_back(backend: SqliteBackend) -> None:
     assert record.attempts == 2
 
 
-def test_requeue_does_not_count_an_attempt(backend: SqliteBackend) -> None:
+def test_requeue_does_not_count_an_attempt(backend: Backend) -> None:
     f = backend.frontier()
     f.add([url("a.example", "/page")], now=T0)
     lease = f.take(T0)
@@ -142,7 +144,7 @@ def test_requeue_does_not_count_an_attempt(backend: SqliteBackend) -> None:
     assert again is not None and again.url == lease.url and again.attempts == 0
 
 
-def test_expired_lease_comes_back(backend: SqliteBackend) -> None:
+def test_expired_lease_comes_back(backend: Backend) -> None:
     f = backend.frontier(lease_seconds=60)
     f.add([url("a.example", "/1")], now=T0)
     lease = f.take(T0)
@@ -156,7 +158,7 @@ def test_expired_lease_comes_back(backend: SqliteBackend) -> None:
     assert f.counts()[UrlStatus.IN_FLIGHT] == 1
 
 
-def test_leases_come_back_after_a_crash(backend: SqliteBackend) -> None:
+def test_leases_come_back_after_a_crash(backend: Backend) -> None:
     f = backend.frontier()
     f.add([url("a.example", "/1"), url("b.example", "/1")], now=T0)
     assert f.take(T0) is not None
@@ -168,7 +170,7 @@ def test_leases_come_back_after_a_crash(backend: SqliteBackend) -> None:
     assert f.counts()[UrlStatus.IN_FLIGHT] == 0
 
 
-def test_uncommitted_adds_are_lost_on_crash_and_kept_on_stop(backend: SqliteBackend) -> None:
+def test_uncommitted_adds_are_lost_on_crash_and_kept_on_stop(backend: Backend) -> None:
     f = backend.frontier()
     f.add([url("a.example", "/kept")], now=T0)
     backend.commit()
@@ -182,7 +184,7 @@ def test_uncommitted_adds_are_lost_on_crash_and_kept_on_stop(backend: SqliteBack
     assert drain(f, T0) == ["https://a.example/later"]
 
 
-def test_host_ready_time_survives_restart(backend: SqliteBackend) -> None:
+def test_host_ready_time_survives_restart(backend: Backend) -> None:
     f = backend.frontier()
     f.add([url("a.example", "/1"), url("a.example", "/2")], now=T0)
     lease = f.take(T0)
@@ -194,14 +196,14 @@ def test_host_ready_time_survives_restart(backend: SqliteBackend) -> None:
     assert f.next_wake(T0) == T0 + 10
 
 
-def test_host_budget(backend: SqliteBackend) -> None:
+def test_host_budget(backend: Backend) -> None:
     f = backend.frontier(max_per_host=2)
     result = f.add([url("a.example", f"/{i}") for i in range(5)] + [url("b.example", "/1")], now=T0)
     assert len(result.added) == 3
     assert result.dropped == {"host budget": 3}
 
 
-def test_demoted_host_goes_after_others_and_has_a_smaller_budget(backend: SqliteBackend) -> None:
+def test_demoted_host_goes_after_others_and_has_a_smaller_budget(backend: Backend) -> None:
     f = backend.frontier()
     f.add([url("dup.example", "/1"), url("good.example", "/1")], now=T0)
     f.demote_host("dup.example", priority=10, budget=1, reason="mostly near-duplicates")
@@ -210,7 +212,7 @@ def test_demoted_host_goes_after_others_and_has_a_smaller_budget(backend: Sqlite
     assert f.add([url("dup.example", "/2")], now=T0).dropped == {"host budget": 1}
 
 
-def test_set_status_after_fetch(backend: SqliteBackend) -> None:
+def test_set_status_after_fetch(backend: Backend) -> None:
     f = backend.frontier()
     f.add([url("a.example", "/1")], now=T0)
     lease = f.take(T0)
@@ -225,7 +227,7 @@ def test_set_status_after_fetch(backend: SqliteBackend) -> None:
     assert counts[UrlStatus.PARSED] == 1 and counts[UrlStatus.FETCHED] == 0
 
 
-def test_counts_survive_restart(backend: SqliteBackend) -> None:
+def test_counts_survive_restart(backend: Backend) -> None:
     f = backend.frontier()
     f.add([url("a.example", f"/{i}") for i in range(4)], now=T0)
     lease = f.take(T0)
@@ -238,7 +240,7 @@ def test_counts_survive_restart(backend: SqliteBackend) -> None:
     assert counts[UrlStatus.SKIPPED] == 1
 
 
-def test_many_hosts_ready_are_all_served(backend: SqliteBackend) -> None:
+def test_many_hosts_ready_are_all_served(backend: Backend) -> None:
     f = backend.frontier()
     f.add([url(f"h{i}.example", "/") for i in range(200)], now=T0)
     leases = []
@@ -248,7 +250,7 @@ def test_many_hosts_ready_are_all_served(backend: SqliteBackend) -> None:
     assert f.hosts_ready(T0) == 0
 
 
-def test_revisit_brings_a_page_back_with_its_validators(backend: SqliteBackend) -> None:
+def test_revisit_brings_a_page_back_with_its_validators(backend: Backend) -> None:
     f = backend.frontier()
     f.add([url("a.example", "/news")], now=T0)
     lease = f.take(T0)
@@ -265,3 +267,88 @@ def test_revisit_brings_a_page_back_with_its_validators(backend: SqliteBackend) 
     assert again.url == lease.url
     assert (again.etag, again.last_modified, again.revisit) == ('"e1"', "Mon", 3600)
     assert again.attempts == 0
+
+
+def test_host_info_and_hosts_waiting(backend: Backend) -> None:
+    f = backend.frontier()
+    assert f.host_info("a.example") is None
+    f.add([url("a.example", "/1"), url("a.example", "/2"), url("b.example", "/1")], now=T0)
+    info = f.host_info("a.example")
+    assert info is not None
+    assert (info.queued, info.admitted, info.in_flight, info.next_at) == (2, 2, False, 0.0)
+    assert (f.hosts_ready(T0), f.hosts_waiting(T0)) == (2, 0)
+    lease = f.take(T0)
+    assert lease is not None
+    busy = f.host_info(lease.host)
+    assert busy is not None and busy.in_flight
+    f.finish(lease, UrlStatus.FETCHED, host_ready_at=T0 + 5)
+    # a.example has work left and waits for its time; b.example has none left.
+    expected = (1, 1) if lease.host == "a.example" else (1, 0)
+    assert (f.hosts_ready(T0), f.hosts_waiting(T0)) == expected
+    after = f.host_info(lease.host)
+    assert after is not None and not after.in_flight and after.next_at == T0 + 5
+
+
+def test_next_wake_due_is_the_earliest_back_off(backend: Backend) -> None:
+    f = backend.frontier()
+    assert f.next_wake_due() is None
+    f.add([url("a.example", "/1"), url("b.example", "/1")], now=T0)
+    first, second = f.take(T0), f.take(T0)
+    assert first is not None and second is not None
+    f.retry(first, due=T0 + 50, host_ready_at=T0, reason="timeout")
+    f.retry(second, due=T0 + 20, host_ready_at=T0, reason="timeout")
+    assert f.next_wake_due() == T0 + 20
+    assert f.wake_due(T0 + 20) == 1
+    assert f.next_wake_due() == T0 + 50
+    assert f.wake_due(T0 + 100) == 1
+    assert f.next_wake_due() is None
+    assert f.counts()[UrlStatus.QUEUED] == 2
+
+
+def test_a_late_answer_after_reclaim_is_ignored(backend: Backend) -> None:
+    f = backend.frontier(lease_seconds=10)
+    f.add([url("a.example", "/1")], now=T0)
+    lease = f.take(T0)
+    assert lease is not None
+    assert f.reclaim_expired(T0 + 10) == 1
+    f.retry(lease, due=T0 + 99, host_ready_at=T0 + 10, reason="late")
+    f.requeue(lease, host_ready_at=T0 + 10)
+    assert f.counts()[UrlStatus.QUEUED] == 1 and f.counts()[UrlStatus.WAITING] == 0
+    again = f.take(T0 + 10)
+    assert again is not None and again.attempts == 0
+
+
+def test_set_status_refuses_urls_still_owed_a_fetch(backend: Backend) -> None:
+    f = backend.frontier()
+    f.add([url("a.example", "/1")], now=T0)
+    u = url("a.example", "/1")
+    with pytest.raises(ValueError, match="queued"):
+        f.set_status(u.host, u.fp, UrlStatus.PARSED)
+    f.set_status("a.example", 12345, UrlStatus.PARSED)  # unknown: nothing happens
+    f.revisit(u.host, u.fp, due=T0, interval=60)  # still queued: no revisit
+    record = f.get(u.host, u.fp)
+    assert record is not None and record.status is UrlStatus.QUEUED
+
+
+def test_budget_and_demotion_survive_restart(backend: Backend) -> None:
+    f = backend.frontier(max_per_host=3)
+    f.add([url("a.example", f"/{i}") for i in range(2)], now=T0)
+    f.demote_host("b.example", priority=5, budget=1, reason="trap")  # not seen yet
+    backend.restart(crash=False)
+    f = backend.frontier()
+    assert f.add([url("a.example", f"/{i}") for i in range(2, 5)], now=T0).dropped == {
+        "host budget": 2
+    }
+    info = f.host_info("b.example")
+    assert info is not None
+    assert (info.priority, info.budget, info.demoted_reason) == (5, 1, "trap")
+    assert len(f.add([url("b.example", "/1"), url("b.example", "/2")], now=T0).added) == 1
+
+
+def test_lookup_of_an_unknown_url(backend: Backend) -> None:
+    f = backend.frontier()
+    assert f.lookup("https://a.example/none", "a.example", 7) is None
+    f.add([url("a.example", "/x", fp=7)], now=T0)
+    assert f.lookup("https://a.example/none", "a.example", 7) is None
+    found = f.lookup("https://a.example/x", "a.example", 7)
+    assert found is not None and found.fp == 7

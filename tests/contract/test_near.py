@@ -3,48 +3,17 @@
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
+from tests.contract.conftest import Backend
 from trawl.dedup.minhash import MinHasher
-from trawl.dedup.near import MemoryNearIndex, NearDupIndex, assign
-from trawl.storage.sqlite.db import Database
-from trawl.storage.sqlite.near import SqliteNearIndex
+from trawl.dedup.near import NearDupIndex, assign
 from trawl.testing._sample_text import text_generator
 
 
-class NearBackend:
-    def __init__(self, name: str, path: Path) -> None:
-        self.name = name
-        self.path = path
-        self.db: Database | None = None
-        self._memory: MemoryNearIndex | None = None
-
-    def open(self, hasher: MinHasher | None = None) -> NearDupIndex:
-        if self.name == "memory":
-            if self._memory is None:
-                self._memory = MemoryNearIndex(hasher)
-            return self._memory
-        if self.db is None:
-            self.db = Database(self.path / "state.db")
-        return SqliteNearIndex(self.db, hasher)
-
-    def restart(self, *, crash: bool) -> None:
-        if self.db is not None:
-            self.db.close(commit=not crash)
-            self.db = None
-
-    def close(self) -> None:
-        self.restart(crash=True)
-
-
-@pytest.fixture(params=["memory", "sqlite"])
-def near(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[NearBackend]:
-    b = NearBackend(request.param, tmp_path)
-    yield b
-    b.close()
+def _open(backend: Backend, hasher: MinHasher | None = None) -> NearDupIndex:
+    return backend.store().near_index(hasher or MinHasher())
 
 
 def _text(seed: int, words: int = 400) -> str:
@@ -57,8 +26,8 @@ def _sig(text: str) -> bytes:
     return sig
 
 
-def test_finds_similar_and_not_different(near: NearBackend) -> None:
-    index = near.open()
+def test_finds_similar_and_not_different(backend: Backend) -> None:
+    index = _open(backend)
     a = _text(1)
     index.add(_sig(a), "c1", "d1")
     assert index.count() == 1
@@ -69,8 +38,8 @@ def test_finds_similar_and_not_different(near: NearBackend) -> None:
     assert index.find(_sig(_text(2))) is None
 
 
-def test_best_wins(near: NearBackend) -> None:
-    index = near.open()
+def test_best_wins(backend: Backend) -> None:
+    index = _open(backend)
     a = _text(3)
     index.add(_sig(a[: len(a) * 2 // 3]), "part", "part")
     index.add(_sig(a), "whole", "whole")
@@ -78,8 +47,8 @@ def test_best_wins(near: NearBackend) -> None:
     assert match is not None and match.cluster_id == "whole" and match.similarity == 1.0
 
 
-def test_adding_a_doc_again_does_nothing(near: NearBackend) -> None:
-    index = near.open()
+def test_adding_a_doc_again_does_nothing(backend: Backend) -> None:
+    index = _open(backend)
     s = _sig(_text(4))
     index.add(s, "c", "d")
     index.add(s, "other", "d")
@@ -88,8 +57,8 @@ def test_adding_a_doc_again_does_nothing(near: NearBackend) -> None:
     assert match is not None and match.cluster_id == "c"
 
 
-def test_cluster_policy(near: NearBackend) -> None:
-    index = near.open()
+def test_cluster_policy(backend: Backend) -> None:
+    index = _open(backend)
     a = _text(5)
     first = assign(index, _sig(a), "a")
     assert (first.cluster_id, first.near_duplicate_of) == ("a", None)
@@ -102,8 +71,8 @@ def test_cluster_policy(near: NearBackend) -> None:
     assert (other.cluster_id, other.near_duplicate_of) == ("c", None)
 
 
-def test_many_signatures(near: NearBackend) -> None:
-    index = near.open()
+def test_many_signatures(backend: Backend) -> None:
+    index = _open(backend)
     texts = [_text(100 + n, 150) for n in range(150)]
     for n, t in enumerate(texts):
         index.add(_sig(t), f"c{n}", f"d{n}")
@@ -112,30 +81,32 @@ def test_many_signatures(near: NearBackend) -> None:
         assert match is not None and match.doc_key == f"d{n}"
 
 
-def test_survives_restart_and_loses_uncommitted(near: NearBackend) -> None:
-    if near.name == "memory":
-        pytest.skip("the memory index does not persist")
-    index = near.open()
+def test_survives_restart_and_loses_uncommitted(backend: Backend) -> None:
+    index = _open(backend)
     a, b = _sig(_text(7)), _sig(_text(8))
     index.add(a, "c7", "d7")
-    assert near.db is not None
-    near.db.commit()
+    backend.commit()
     index.add(b, "c8", "d8")
-    near.restart(crash=True)
-    index = near.open()
+    backend.restart(crash=True)
+    index = _open(backend)
     assert index.count() == 1
     assert index.find(a) is not None and index.find(b) is None
 
 
-def test_layout_change_rebuilds_bands(near: NearBackend) -> None:
-    if near.name == "memory":
-        pytest.skip("the memory index does not persist")
+def test_layout_change_rebuilds_bands(backend: Backend) -> None:
     s = _sig(_text(9))
-    near.open().add(s, "c", "d")
-    near.restart(crash=False)
-    index = near.open(MinHasher(bands=16))
+    _open(backend).add(s, "c", "d")
+    backend.restart(crash=False)
+    index = _open(backend, MinHasher(bands=16))
     match = index.find(s)
     assert match is not None and match.doc_key == "d"
-    near.restart(crash=False)
-    index = near.open(MinHasher(shingle=4))  # signatures no longer comparable: emptied
+    backend.restart(crash=False)
+    index = _open(backend, MinHasher(shingle=4))  # signatures no longer comparable: emptied
     assert index.count() == 0
+
+
+def test_one_index_per_store(backend: Backend) -> None:
+    index = _open(backend)
+    assert _open(backend) is index
+    with pytest.raises(ValueError, match="near index"):
+        _open(backend, MinHasher(bands=16))

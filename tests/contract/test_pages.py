@@ -1,0 +1,123 @@
+"""The PageStore contract: kept pages by content hash, and the latest fetch of each URL."""
+
+from __future__ import annotations
+
+from tests.contract.conftest import Backend
+from trawl.archive.segments import Location
+from trawl.storage.base import FetchRecord, PageRecord
+
+
+def page(n: int, *, host: str = "a.example", indexed: bool = False) -> PageRecord:
+    return PageRecord(
+        content_hash=f"h{n:03d}",
+        url=f"https://{host}/{n}",
+        host=host,
+        fp=n,
+        fetched_at=1_000.0 + n,
+        title=f"Page {n}",
+        language="en" if n % 2 else None,
+        warc=Location("trawl-00001.warc.gz", 100 * n, 90),
+        text=Location("trawl-00001.jsonl.gz", 10 * n, 9),
+        indexed=indexed,
+    )
+
+
+def fetch(fp: int, *, status: int = 200, content_hash: str | None = None) -> FetchRecord:
+    return FetchRecord(
+        host="a.example",
+        fp=fp,
+        url=f"https://a.example/{fp}",
+        final_url=f"https://a.example/{fp}?final",
+        status=status,
+        fetched_at=2_000.0 + fp,
+        warc=Location("trawl-00002.warc.gz", fp, 50),
+        content_hash=content_hash,
+        outcome=None,
+    )
+
+
+def test_add_then_find(backend: Backend) -> None:
+    pages = backend.store().pages
+    assert pages.find("h001") is None
+    assert pages.count() == 0
+    pages.add(page(1))
+    pages.add(page(2))
+    assert pages.find("h001") == page(1)
+    assert pages.find("h002") == page(2)
+    assert pages.count() == 2
+
+
+def test_count_duplicate(backend: Backend) -> None:
+    pages = backend.store().pages
+    pages.add(page(1))
+    pages.count_duplicate("h001")
+    pages.count_duplicate("h001")
+    pages.count_duplicate("unknown")  # no page: nothing happens
+    found = pages.find("h001")
+    assert found is not None and found.duplicates == 2
+    assert pages.count() == 1
+
+
+def test_pages_in_storage_order(backend: Backend) -> None:
+    pages = backend.store().pages
+    for n in (5, 1, 3):
+        pages.add(page(n))
+    assert [p.content_hash for p in pages.pages()] == ["h005", "h001", "h003"]
+
+
+def test_unindexed_in_storage_order_with_a_limit(backend: Backend) -> None:
+    pages = backend.store().pages
+    for n in (4, 2, 7, 1):
+        pages.add(page(n, indexed=n == 7))
+    assert [p.content_hash for p in pages.unindexed(10)] == ["h004", "h002", "h001"]
+    assert [p.content_hash for p in pages.unindexed(2)] == ["h004", "h002"]
+
+
+def test_mark_indexed_and_back(backend: Backend) -> None:
+    pages = backend.store().pages
+    for n in range(1, 4):
+        pages.add(page(n))
+    pages.mark_indexed(["h001", "h003", "unknown"])
+    assert [p.content_hash for p in pages.unindexed(10)] == ["h002"]
+    found = pages.find("h003")
+    assert found is not None and found.indexed
+    pages.mark_indexed(["h001"], indexed=False)
+    assert [p.content_hash for p in pages.unindexed(10)] == ["h001", "h002"]
+
+
+def test_record_fetch_keeps_the_latest_per_url(backend: Backend) -> None:
+    pages = backend.store().pages
+    assert pages.fetch_of("a.example", 1) is None
+    pages.record_fetch(fetch(1, status=503))
+    pages.record_fetch(fetch(2))
+    pages.record_fetch(fetch(1, status=200, content_hash="h001"))
+    assert pages.fetch_of("a.example", 1) == fetch(1, status=200, content_hash="h001")
+    assert pages.fetch_of("a.example", 2) == fetch(2)
+    assert pages.fetch_of("b.example", 1) is None  # keyed by host and fingerprint
+
+
+def test_set_fetch_outcome(backend: Backend) -> None:
+    pages = backend.store().pages
+    pages.record_fetch(fetch(1))
+    pages.set_fetch_outcome("a.example", 1, content_hash="h001", outcome="stored")
+    pages.set_fetch_outcome("a.example", 9, content_hash=None, outcome="noindex")  # unknown
+    found = pages.fetch_of("a.example", 1)
+    assert found is not None
+    assert (found.content_hash, found.outcome) == ("h001", "stored")
+    assert found.status == 200 and found.warc == fetch(1).warc
+    assert pages.fetch_of("a.example", 9) is None
+
+
+def test_pages_and_fetches_survive_commit_and_restart(backend: Backend) -> None:
+    pages = backend.store().pages
+    pages.add(page(1))
+    pages.record_fetch(fetch(1, content_hash="h001"))
+    backend.commit()
+    pages.add(page(2))
+    pages.count_duplicate("h001")
+    pages.mark_indexed(["h001"])
+    pages.record_fetch(fetch(2))
+    pages = backend.restart(crash=True).pages
+    assert [p for p in pages.pages()] == [page(1)]
+    assert pages.fetch_of("a.example", 1) == fetch(1, content_hash="h001")
+    assert pages.fetch_of("a.example", 2) is None
