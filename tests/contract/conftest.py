@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from trawl.archive.segments import Position
+from trawl.models import Position
 from trawl.storage.base import CrawlStore, Frontier
 from trawl.storage.memory import MemoryCrawlStore, MemoryDisk
 from trawl.storage.sqlite.store import SqliteCrawlStore

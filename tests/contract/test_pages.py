@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from tests.contract.conftest import Backend
-from trawl.archive.segments import Location
+from trawl.models import Location
 from trawl.storage.base import FetchRecord, PageRecord
 
 

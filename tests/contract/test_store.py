@@ -12,10 +12,9 @@ from tests.contract.conftest import Backend
 from tests.contract.test_frontier import T0, url
 from tests.contract.test_pages import fetch, page
 from tests.contract.test_small_stores import GOOD
-from trawl.archive.segments import Position
 from trawl.dedup.minhash import MinHasher
 from trawl.errors import DataDirInUseError
-from trawl.models import UrlStatus
+from trawl.models import Position, UrlStatus
 from trawl.storage.base import CrawlStore
 
 SIGNATURE = MinHasher().signature("one two three four five six seven eight nine ten " * 20)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from trawl.frontier.schedule import HostSchedule
+from trawl.storage.schedule import HostSchedule
 
 
 def test_pop_returns_hosts_whose_time_has_come() -> None:

@@ -12,8 +12,8 @@ from __future__ import annotations
 import heapq
 from dataclasses import dataclass, field
 
-from trawl.frontier.schedule import HostSchedule
 from trawl.models import HostInfo, UrlRecord, UrlStatus
+from trawl.storage.schedule import HostSchedule
 
 _INT64 = 1 << 64
 

@@ -13,9 +13,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from trawl.archive.segments import Position
 from trawl.dedup.minhash import MinHasher
 from trawl.errors import DataDirInUseError
+from trawl.models import Position
 from trawl.storage.base import FetchRecord, PageRecord, RobotsRow
 from trawl.storage.memory.frontier import MemoryFrontier
 from trawl.storage.memory.frontier_state import FrontierState

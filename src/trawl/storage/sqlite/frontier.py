@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
-from trawl.frontier.schedule import HostSchedule
 from trawl.models import AddResult, HostInfo, Lease, NewUrl, UrlRecord, UrlStatus
+from trawl.storage.schedule import HostSchedule
 from trawl.storage.sqlite.db import Database
 
 _INT64 = 1 << 64

@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-from trawl.archive.segments import Position
 from trawl.dedup.minhash import MinHasher
+from trawl.models import Position
 from trawl.storage.sqlite.counters import SqliteCounters
 from trawl.storage.sqlite.db import Database
 from trawl.storage.sqlite.frontier import SqliteFrontier
