@@ -281,6 +281,10 @@ class CrawlStore(Protocol):
         """Make every write so far durable, atomically, with the logs' committed ends."""
         ...
 
+    def reader(self) -> CrawlReader:
+        """A read-only view of what is committed (what another process would see)."""
+        ...
+
     def close(self, *, commit: bool = True) -> None: ...
 
 

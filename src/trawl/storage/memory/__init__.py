@@ -10,11 +10,14 @@ from trawl.storage.memory.pages import (
     MemoryParseQueue,
     MemoryRobotsStore,
 )
-from trawl.storage.memory.store import MemoryCrawlStore, MemoryDisk
+from trawl.storage.memory.reader import MemoryCrawlReader
+from trawl.storage.memory.state import MemoryDisk
+from trawl.storage.memory.store import MemoryCrawlStore
 
 __all__ = [
     "MemoryBlobStore",
     "MemoryCounters",
+    "MemoryCrawlReader",
     "MemoryCrawlStore",
     "MemoryDisk",
     "MemoryFrontier",

@@ -11,15 +11,12 @@ URLs queued again, as a SQLite store reopened after kill -9."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 
 from trawl.dedup.minhash import MinHasher
 from trawl.errors import DataDirInUseError
 from trawl.models import Position
-from trawl.storage.base import FetchRecord, PageRecord, RobotsRow
 from trawl.storage.memory.frontier import MemoryFrontier
-from trawl.storage.memory.frontier_state import FrontierState
-from trawl.storage.memory.near import NearRow, StoredNearIndex
+from trawl.storage.memory.near import StoredNearIndex
 from trawl.storage.memory.pages import (
     MemoryCounters,
     MemoryMeta,
@@ -27,54 +24,9 @@ from trawl.storage.memory.pages import (
     MemoryPageStore,
     MemoryParseQueue,
     MemoryRobotsStore,
-    QueueState,
 )
-
-LOG_META_PREFIX = "log."  # the logs' committed ends, in meta as the SQLite store keeps them
-
-
-@dataclass(slots=True)
-class MemoryState:
-    """Everything a crawl keeps: what one commit makes durable."""
-
-    frontier: FrontierState = field(default_factory=FrontierState)
-    pages: dict[str, PageRecord] = field(default_factory=dict)
-    fetches: dict[tuple[str, int], FetchRecord] = field(default_factory=dict)
-    parse_queue: QueueState = field(default_factory=QueueState)
-    counters: dict[str, int] = field(default_factory=dict)
-    robots: dict[str, RobotsRow] = field(default_factory=dict)
-    origin_files: dict[tuple[str, str], tuple[int | None, bytes | None, float]] = field(
-        default_factory=dict
-    )
-    meta: dict[str, str] = field(default_factory=dict)
-    near: list[NearRow] = field(default_factory=list)
-
-    def copy(self) -> MemoryState:
-        """A copy sharing nothing mutable with this state.
-
-        Only the frontier's rows are mutable; every other value (frozen records,
-        tuples, strings, JSON text) is immutable, so copying the containers suffices.
-        """
-        return MemoryState(
-            self.frontier.copy(),
-            dict(self.pages),
-            dict(self.fetches),
-            QueueState(dict(self.parse_queue.jobs)),
-            dict(self.counters),
-            dict(self.robots),
-            dict(self.origin_files),
-            dict(self.meta),
-            list(self.near),
-        )
-
-
-class MemoryDisk:
-    """What survives a crash: the last committed state; one store open on it at a time."""
-
-    def __init__(self) -> None:
-        self.committed = MemoryState()
-        self.commits = 0
-        self.in_use = False
+from trawl.storage.memory.reader import MemoryCrawlReader
+from trawl.storage.memory.state import LOG_META_PREFIX, MemoryDisk
 
 
 class MemoryCrawlStore:
@@ -159,6 +111,9 @@ class MemoryCrawlStore:
             self._meta.set(LOG_META_PREFIX + name, position.dump())
         self.disk.committed = self._state.copy()
         self.disk.commits += 1
+
+    def reader(self) -> MemoryCrawlReader:
+        return MemoryCrawlReader(self.disk)
 
     def close(self, *, commit: bool = True) -> None:
         """Close (committing unless told not to: ``commit=False`` is a crash)."""

@@ -24,6 +24,7 @@ from trawl.storage.sqlite.pages import (
     SqliteParseQueue,
     SqliteRobotsStore,
 )
+from trawl.storage.sqlite.reader import SqliteCrawlReader
 
 LOG_META_PREFIX = "log."
 
@@ -125,6 +126,9 @@ class SqliteCrawlStore:
             self.db.set_meta(LOG_META_PREFIX + name, position.dump())
         self.db.commit()
         self._logs.update(logs)
+
+    def reader(self) -> SqliteCrawlReader:
+        return SqliteCrawlReader(self.db.path.parent)
 
     def close(self, *, commit: bool = True) -> None:
         self.db.close(commit=commit)
