@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestClient
+from yarl import URL
 
 from tests.api.conftest import serving
 from trawl.api.app import create_app
@@ -83,3 +84,12 @@ async def test_the_page_over_the_index(client: Client) -> None:
     text = await resp.text()
     assert "About 2 results (" in text
     assert '<a href="http://site0.test/page/0">Garden history</a>' in text
+
+
+async def test_a_real_replacement_character_reaches_the_index(client: Client) -> None:
+    # U+FFFD sent as UTF-8 is text: the index searches it (and finds the garden).
+    resp = await client.get(URL("/api/v1/search?query=garden+%EF%BF%BD", encoded=True))
+    assert resp.status == 200, await resp.text()
+    body = await resp.json()
+    assert body["query"] == "garden \ufffd"
+    assert {h["link"] for h in body["results"]} >= {"http://site0.test/page/0"}

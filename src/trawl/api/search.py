@@ -20,7 +20,7 @@ from typing import Any, ClassVar
 from aiohttp import web
 
 from trawl.api.app import json_error, json_response
-from trawl.api.query import ParamError, SearchParams, parse_params
+from trawl.api.query import ParamError, SearchParams, parse_params, query_params
 from trawl.api.search_openapi import SEARCH_PATHS, SEARCH_SCHEMAS
 from trawl.index import Hit, QueryError, Searcher, SearchResults
 from trawl.index.schema import index_exists
@@ -128,7 +128,7 @@ class SearchRoutes:
 
     async def api_search(self, request: web.Request) -> web.Response:
         try:
-            params = parse_params(request.query)
+            params = parse_params(query_params(request.rel_url.raw_query_string))
         except ParamError as exc:
             return json_error(400, exc.message, exc.fields)
         try:
