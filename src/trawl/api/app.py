@@ -2,8 +2,9 @@
 
 ``create_app`` mounts a list of :class:`~trawl.api._routes.RouteSet` (by default the
 search API and page), merges their OpenAPI fragments into one OpenAPI 3.1 document at
-``GET /api/v1/openapi.json``, turns every error under ``/api/`` into JSON (an
-unexpected exception is logged and answered with a 500 carrying no traceback), and
+``GET /api/v1/openapi.json``, turns every error under ``/api``, ``/v1`` and ``/metrics``
+into JSON, aiohttp's own too (404, 405, 413; an unexpected exception is logged and
+answered with a 500 carrying no traceback), and
 sets strict security headers on every response: the pages load nothing but their own
 assets, which the app serves from the package (``/static/``).
 """
@@ -23,7 +24,8 @@ from trawl.api._routes import RouteSet
 
 log = logging.getLogger("trawl.api")
 
-API_PREFIX = "/api/"
+# Paths answered in JSON, errors included (the pages answer errors in text).
+API_ROOTS = ("/api", "/v1", "/metrics")
 OPENAPI_PATH = "/api/v1/openapi.json"
 DATA_DIR = web.AppKey("trawl.data_dir", Path)
 OPENAPI = web.AppKey("trawl.openapi", dict)
@@ -57,6 +59,7 @@ ERROR_SCHEMA: dict[str, Any] = {
 # 10,000-character query (percent-encoded), so it is refused by the app with a clear
 # JSON message instead of by the HTTP parser.
 SERVER_LIMITS: dict[str, Any] = {"max_line_size": 128 * 1024, "max_field_size": 16 * 1024}
+MAX_BODY_BYTES = 1024**2  # a crawl request with 10,000 seeds fits
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
@@ -66,6 +69,11 @@ def json_response(body: Any, *, status: int = 200) -> web.Response:
     return web.Response(
         body=orjson.dumps(body), status=status, content_type="application/json", charset="utf-8"
     )
+
+
+def is_api_path(path: str) -> bool:
+    """True for the JSON endpoints: ``/api``, ``/v1``, ``/metrics`` and what is below them."""
+    return any(path == root or path.startswith(root + "/") for root in API_ROOTS)
 
 
 def json_error(status: int, message: str, fields: Mapping[str, str] | None = None) -> web.Response:
@@ -93,7 +101,7 @@ def create_app(
 ) -> web.Application:
     """The aiohttp application over the crawl in ``data_dir``."""
     sets = list(route_sets) if route_sets is not None else default_route_sets(data_dir)
-    app = web.Application(middlewares=[_error_middleware], client_max_size=1024**2)
+    app = web.Application(middlewares=[_error_middleware], client_max_size=MAX_BODY_BYTES)
     app[DATA_DIR] = data_dir
     app[OPENAPI] = build_openapi(sets, title=title, version=version or _version())
     app.router.add_get(OPENAPI_PATH, _openapi)
@@ -114,6 +122,8 @@ def build_openapi(sets: Sequence[RouteSet], *, title: str, version: str) -> dict
 
     A route set may also carry ``openapi_security_schemes`` (a mapping), merged into
     ``components.securitySchemes``; the same path or schema twice is a programming error.
+    The answers the app gives on every route (413 to a body that is too large) are added
+    to each operation here, so no fragment has to repeat them.
     """
     paths: dict[str, Any] = {
         OPENAPI_PATH: {
@@ -131,6 +141,7 @@ def build_openapi(sets: Sequence[RouteSet], *, title: str, version: str) -> dict
         _merge(paths, route_set.openapi_paths, "path")
         _merge(schemas, route_set.openapi_schemas, "schema")
         _merge(security, getattr(route_set, "openapi_security_schemes", {}), "security scheme")
+    paths = {path: _app_answers(item) for path, item in paths.items()}
     components: dict[str, Any] = {"schemas": schemas}
     if security:
         components["securitySchemes"] = security
@@ -145,6 +156,25 @@ def build_openapi(sets: Sequence[RouteSet], *, title: str, version: str) -> dict
         "paths": paths,
         "components": components,
     }
+
+
+_ERROR_ANSWER = {
+    "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
+}
+
+
+def _app_answers(item: Mapping[str, Any]) -> dict[str, Any]:
+    """A copy of a path item whose operations also list the app's own answers."""
+    out: dict[str, Any] = {}
+    for method, operation in item.items():
+        if not isinstance(operation, Mapping) or "responses" not in operation:
+            out[method] = operation
+            continue
+        answers = dict(operation["responses"])
+        if "requestBody" in operation:
+            answers.setdefault("413", {"description": _REASONS[413], **_ERROR_ANSWER})
+        out[method] = {**operation, "responses": answers}
+    return out
 
 
 def _merge(into: dict[str, Any], fragment: Mapping[str, Any], what: str) -> None:
@@ -168,7 +198,11 @@ async def _openapi(request: web.Request) -> web.Response:
     return json_response(request.app[OPENAPI])
 
 
-_REASONS = {404: "no such endpoint", 405: "method not allowed on this endpoint"}
+_REASONS = {
+    404: "no such endpoint",
+    405: "method not allowed on this endpoint",
+    413: f"the request body is too large (at most {MAX_BODY_BYTES // 1024**2} MiB)",
+}
 
 
 @web.middleware
@@ -176,7 +210,7 @@ async def _error_middleware(request: web.Request, handler: Handler) -> web.Strea
     try:
         return await handler(request)
     except web.HTTPException as exc:
-        if not request.path.startswith(API_PREFIX) or exc.status < 400:
+        if not is_api_path(request.path) or exc.status < 400:
             raise
         if exc.content_type == "application/json":
             raise
@@ -190,7 +224,7 @@ async def _error_middleware(request: web.Request, handler: Handler) -> web.Strea
         raise
     except Exception:
         log.exception("unexpected error on %s %s", request.method, request.path)
-        if request.path.startswith(API_PREFIX):
+        if is_api_path(request.path):
             return json_error(500, "internal error (logged on the server)")
         return web.Response(
             status=500, text="Internal error (logged on the server).", content_type="text/plain"
