@@ -63,3 +63,16 @@ def test_port_in_use(tmp_path: Path) -> None:
         done = subprocess.run(cmd, capture_output=True, text=True, timeout=30, check=False)
         assert done.returncode == 2
         assert "cannot listen" in done.stderr
+
+
+def test_a_bad_allow_network_is_refused(tmp_path: Path) -> None:
+    cmd = [sys.executable, "-m", "trawl", "serve", "--data", str(tmp_path), "--port", "0"]
+    done = subprocess.run(
+        [*cmd, "--allow-network", "127.0.0.0/33"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+    assert done.returncode == 2
+    assert "--allow-network" in done.stderr and "127.0.0.0/33" in done.stderr

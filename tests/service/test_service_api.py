@@ -36,6 +36,8 @@ class Server:
             str(self.data),
             "--port",
             "0",
+            "--allow-network",  # the operator lets API crawls reach the test web
+            "127.0.0.0/8",
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
             env=env,

@@ -21,6 +21,7 @@ import orjson
 from aiohttp import web
 
 from trawl.api._routes import RouteSet
+from trawl.fetch.address import IPNetwork
 
 log = logging.getLogger("trawl.api")
 
@@ -83,13 +84,19 @@ def json_error(status: int, message: str, fields: Mapping[str, str] | None = Non
     return json_response(body, status=status)
 
 
-def default_route_sets(data_dir: Path) -> list[RouteSet]:
-    """The route sets ``trawl serve`` mounts (each group adds its own line here)."""
+def default_route_sets(
+    data_dir: Path, *, allow_networks: Sequence[IPNetwork] = ()
+) -> list[RouteSet]:
+    """The route sets ``trawl serve`` mounts (each group adds its own line here).
+
+    ``allow_networks`` is the ceiling on the networks an API crawl may reach.
+    """
     from trawl.api.search import SearchRoutes
     from trawl.service.dashboard import DashboardRoutes
     from trawl.service.routes import ServiceRoutes
 
-    return [SearchRoutes(data_dir), ServiceRoutes(data_dir), DashboardRoutes(data_dir)]
+    service = ServiceRoutes(data_dir, allow_networks=allow_networks)
+    return [SearchRoutes(data_dir), service, DashboardRoutes(data_dir)]
 
 
 def create_app(

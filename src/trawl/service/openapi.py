@@ -118,12 +118,16 @@ SCHEMAS: dict[str, Any] = {
                 "type": "array",
                 "items": {"type": "string"},
                 "description": "CIDR networks the crawl may reach although private or "
-                "loopback (e.g. 127.0.0.0/8 for a local test web)",
+                "loopback (e.g. 127.0.0.0/8 for a local test web); each must lie within a "
+                "network the server's operator allows (`trawl serve --allow-network`, none "
+                "by default), else 400 naming `allow_networks[i]`",
             },
             "resolve": {
                 "type": "object",
                 "additionalProperties": {"type": "string"},
-                "description": "host name -> IP address, used instead of DNS",
+                "description": "host name -> IP address, used instead of DNS; an address "
+                "that is not public must lie within a network the server's operator allows, "
+                "else 400 naming `resolve.HOST`",
             },
             "strip_tracking": {"type": "boolean"},
             "quality": _enum(QUALITIES),

@@ -10,6 +10,7 @@ import hmac
 import logging
 import os
 import secrets
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,7 @@ from prometheus_client import CollectorRegistry
 from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
 
 from trawl.api.app import json_error, json_response
+from trawl.fetch.address import IPNetwork
 from trawl.logs import setup_logging
 from trawl.service import openapi
 from trawl.service.events import EventTail
@@ -54,8 +56,10 @@ class ServiceRoutes:
     openapi_schemas = openapi.SCHEMAS
     openapi_security_schemes = openapi.SECURITY_SCHEMES
 
-    def __init__(self, data_dir: Path) -> None:
+    def __init__(self, data_dir: Path, *, allow_networks: Sequence[IPNetwork] = ()) -> None:
         self.data_dir = data_dir
+        # The operator's ceiling on what an API crawl may open (trawl serve --allow-network).
+        self.allow_networks = tuple(allow_networks)
         self.manager = CrawlManager(
             data_dir, max_running=int(os.environ.get("TRAWL_MAX_CRAWLS", "8"))
         )
@@ -145,7 +149,7 @@ class ServiceRoutes:
         except orjson.JSONDecodeError:
             return json_error(400, "the body is not JSON", {"body": "not JSON"})
         try:
-            spec = check_spec(body)
+            spec = check_spec(body, allow_networks=self.allow_networks)
         except SpecError as exc:
             return json_error(400, f"invalid crawl request: {exc}", exc.fields)
         try:
