@@ -21,7 +21,8 @@ SEARCH_PATHS: dict[str, Any] = {
             "description": (
                 'Words and phrases (`"..."`), AND/OR/NOT, typo tolerance and stemming; '
                 "ranked by relevance. Snippets are HTML-safe, with `<mark>` around the "
-                "words that matched. Read-only; no token needed."
+                "words that matched. Read-only: no token needed on a loopback bind (off loopback, "
+                "the server asks for its read token; see the 401 answer where it does)."
             ),
             "tags": ["search"],
             "parameters": [

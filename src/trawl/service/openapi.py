@@ -21,8 +21,9 @@ SECURITY_SCHEMES = {
     BEARER: {
         "type": "http",
         "scheme": "bearer",
-        "description": "The service token: printed once on the first start of `trawl serve` "
-        "and kept in DATA/service-token, or set with TRAWL_TOKEN.",
+        "description": "The service (control) token: printed once on the first start of "
+        "`trawl serve` and kept in DATA/service-token, or set with TRAWL_TOKEN. It grants "
+        "reads too where they need a token.",
     }
 }
 
