@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from ipaddress import ip_network
 from typing import Any
 
-import brotli
+import brotlicffi as brotli
 import psutil  # type: ignore[import-untyped]
 import pytest
 import zstandard

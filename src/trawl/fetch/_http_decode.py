@@ -2,8 +2,10 @@
 
 A :class:`ContentDecoder` is fed the raw body chunk by chunk and never produces more
 than the limit it is given, so a bomb (a few KB inflating to GBs, in any coding)
-costs about the cap in memory and stops there: zlib and brotli (1.2+) are asked for
-at most the budget plus one byte, zstd writes into a sink that stops the decoder
+costs about the cap in memory and stops there: zlib and brotli are asked for at
+most the budget plus one byte (brotli through brotlicffi 1.2+, which can bound its
+output; not the ``brotli`` module: with it installed, warcio 1.8, ``warcio check``
+too, crashes on the WARC record of any br response), zstd writes into a sink that stops the decoder
 once the budget is spent (and its window is held to 8 MiB, RFC 9659). The client
 offers ``gzip, deflate, br, zstd`` and decodes what it offers. Policies for what
 servers really send:
@@ -33,7 +35,7 @@ import zlib
 from collections.abc import Iterable
 from typing import IO, Any, Final, cast
 
-import brotli
+import brotlicffi as brotli
 import zstandard
 
 from trawl.errors import ConfigError
@@ -101,9 +103,17 @@ def _textual(head: bytes) -> bool:
     return bool(head) and _CONTROL.search(head, 0, _TEXT_SAMPLE) is None
 
 
-def _label(value: str) -> str:
-    """A header value fit for a reason: printable ASCII, at most 40 characters."""
-    return "".join(c if " " <= c <= "~" else "?" for c in value.strip()[:_LABEL_CHARS])
+def _describe(exc: Exception) -> str:
+    """An engine's error message as text (brotlicffi gives bytes)."""
+    arg = exc.args[0] if exc.args else ""
+    text = arg.decode("latin-1") if isinstance(arg, bytes) else str(exc)
+    text = text.replace("Decompression error: _ERROR_", "")
+    return _label(text, 100) or type(exc).__name__
+
+
+def _label(value: str, size: int = _LABEL_CHARS) -> str:
+    """A header value fit for a reason: printable ASCII, at most ``size`` characters."""
+    return "".join(c if " " <= c <= "~" else "?" for c in value.strip()[:size])
 
 
 class ContentDecoder:
@@ -229,12 +239,12 @@ class ContentDecoder:
     def _failed(self, data: bytes, exc: Exception) -> None:
         if self._produced:
             self.broken = True
-            self.note = f"{self._coding} stream is corrupt: {exc}"
+            self.note = f"{self._coding} stream is corrupt: {_describe(exc)}"
         elif self._fed == 1 and self._kind in ("deflate", "br") and _textual(data):
             self.identity = True  # no magic to tell: a failure at once on text
             self.note = f"labelled {self._coding} but not encoded: taken as identity"
         else:
-            self._refuse(f"corrupt stream ({exc})")
+            self._refuse(f"corrupt stream ({_describe(exc)})")
 
     def _take(self, out: bytes) -> bytes:
         """Keep at most the remaining budget; flag overflow if there was more."""
