@@ -4,15 +4,16 @@ path (``Indexer.index_pending``); and a check of that path itself."""
 
 from __future__ import annotations
 
+import dataclasses
 import random
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from trawl.archive.segments import Location, SegmentLog
+from trawl.archive.segments import Location, Position, SegmentLog
 from trawl.archive.textstore import TextStore
 from trawl.index import Indexer, Searcher
-from trawl.index.writer import CommittedTexts
+from trawl.index.writer import CommittedTexts, IndexDoc
 from trawl.storage.base import PageRecord
 from trawl.storage.sqlite.db import Database
 from trawl.storage.sqlite.pages import SqlitePageStore
@@ -96,6 +97,39 @@ def index_all(data: Path, *, batch: int = 500) -> int:
         indexer.close()
         db.close()
     return done
+
+
+NOWHERE = Location("", 0, 0)  # an IndexDoc's place before ``add_docs`` stores its text
+
+
+def add_docs(index_dir: Path, docs: Sequence[IndexDoc]) -> list[IndexDoc]:
+    """Store the texts of ``docs`` in the text store beside ``index_dir`` (where the
+    searcher reads them) and index them in one batch; returns them as indexed."""
+    log = SegmentLog(
+        index_dir.parent / "text",
+        prefix="trawl",
+        suffix=".jsonl.gz",
+        max_bytes=1 << 30,
+        committed=Position(1, 1 << 62),  # append to whatever is there
+        fsync=False,
+    )
+    texts = TextStore(log)
+    placed = [
+        dataclasses.replace(
+            d,
+            where=texts.append(
+                {"id": d.key, "url": d.url, "title": d.title, "text": d.text, "cluster": d.cluster}
+            ),
+        )
+        for d in docs
+    ]
+    log.close()
+    indexer = Indexer(index_dir)
+    try:
+        indexer.write(placed)
+    finally:
+        indexer.close()
+    return placed
 
 
 def index_bytes(index_dir: Path) -> int:

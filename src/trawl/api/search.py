@@ -23,7 +23,7 @@ from trawl.api.app import json_error, json_response
 from trawl.api.query import ParamError, SearchParams, parse_params
 from trawl.api.search_openapi import SEARCH_PATHS, SEARCH_SCHEMAS
 from trawl.index import Hit, QueryError, Searcher, SearchResults
-from trawl.index.schema import index_exists
+from trawl.index.schema import IndexFormatError, index_exists
 
 log = logging.getLogger("trawl.api.search")
 
@@ -111,6 +111,9 @@ class SearchRoutes:
             raise NoIndexError(self.no_index_message())
         try:
             self._searcher = self._factory(self.index_dir)
+        except IndexFormatError as exc:  # an older trawl's index: it must be rebuilt
+            log.warning("%s", exc)
+            raise NoIndexError(str(exc)) from exc
         except Exception as exc:
             log.warning("cannot open the search index in %s: %s", self.index_dir, exc)
             raise NoIndexError(

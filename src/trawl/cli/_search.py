@@ -66,6 +66,9 @@ def _search(args: argparse.Namespace) -> int:
     except QueryError as exc:
         print(f"trawl search: {exc.message}", file=sys.stderr)
         return 2
+    except StorageError as exc:  # an index of an older trawl's format
+        print(f"trawl search: {exc}", file=sys.stderr)
+        return 2
     if args.json:
         body = {
             "query": r.query,
