@@ -60,7 +60,7 @@ def test_search_json_typo_and_paging(
     typo = phrase.replace(longest, longest[:2] + "q" + longest[3:])
     assert main(["search", typo, "--data", str(data), "--json"]) == 0
     body = orjson.loads(capsys.readouterr().out)
-    assert body["corrected"] == phrase
+    assert body["corrected"] == phrase and body["correction_skipped"] is False
     assert body["results"][0]["link"] == articles[1]
     assert "<mark>" in body["results"][0]["snippet"]
     assert main(["search", typo, "--data", str(data)]) == 0

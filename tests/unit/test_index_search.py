@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 import tantivy
@@ -13,8 +14,10 @@ from hypothesis import strategies as st
 
 from tests.unit.test_index_corpus import NOWHERE, add_docs
 from trawl.index import Indexer, QueryError, Searcher
+from trawl.index.correct import Corrector
 from trawl.index.schema import IndexFormatError, analyzer, field_code, normalise, site_terms
 from trawl.index.writer import IndexDoc
+from trawl.testing import FakeClock
 
 FILLER = (
     "The committee met on Tuesday to discuss the annual budget and the harbour. "
@@ -252,3 +255,44 @@ def test_an_older_index_is_refused_by_name_or_replaced(tmp_path: Path) -> None:
     add_docs(index_dir, DOCS[:1])
     with Searcher(index_dir) as s:
         assert [_n(x) for x in _links(s, "marathon")] == [1]
+
+
+class _SlowCorrector(Corrector):
+    """Each lookup takes a second of the fake clock."""
+
+    def __init__(self, index_dir: Path, clock: FakeClock) -> None:
+        super().__init__(index_dir)
+        self.clock = clock
+        self.calls = 0
+
+    def candidates(self, *args: Any, **kwargs: Any) -> list[str]:
+        self.calls += 1
+        self.clock.advance(1.0)
+        return super().candidates(*args, **kwargs)
+
+
+def test_correction_past_its_budget_stops_and_the_answer_says_so(index_dir: Path) -> None:
+    clock = FakeClock()
+    slow = _SlowCorrector(index_dir, clock)
+    s = Searcher(
+        index_dir, clock=clock.now, reload_interval=1e9, corrector=slow, correction_budget=0.5
+    )
+    r = s.search("marathn tomatoez")
+    # The first word was corrected in time; then the budget was spent: the second is
+    # searched as typed, and the answer says so.
+    assert slow.calls == 1
+    assert r.corrected == "marathon tomatoez" and r.correction_skipped
+    assert not s._cache  # an answer cut short is not kept
+    # Within the budget: both corrected, nothing skipped, and cached.
+    roomy = Searcher(
+        index_dir,
+        clock=clock.now,
+        reload_interval=1e9,
+        corrector=_SlowCorrector(index_dir, clock),
+        correction_budget=10.0,
+    )
+    r = roomy.search("marathn tomatoez")
+    assert r.corrected == "marathon tomatoes" and not r.correction_skipped
+    assert roomy._cache
+    # A query with no typo never spends any.
+    assert not s.search("marathon").correction_skipped
