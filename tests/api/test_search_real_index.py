@@ -11,8 +11,8 @@ from aiohttp.test_utils import TestClient
 from yarl import URL
 
 from tests.api.conftest import serving
+from tests.unit.test_index_corpus import NOWHERE, add_docs
 from trawl.api.app import create_app
-from trawl.index import Indexer
 from trawl.index.writer import IndexDoc
 
 Client = TestClient[web.Request, web.Application]
@@ -36,16 +36,13 @@ def _doc(n: int, title: str, text: str) -> IndexDoc:
         language="en",
         fetched_at=1_796_119_200.0 + n,  # 2026-12-01T10:00:0nZ
         cluster=f"hash{n}",
+        where=NOWHERE,
     )
 
 
 @pytest.fixture
 async def client(tmp_path: Path) -> AsyncIterator[Client]:
-    ix = Indexer(tmp_path / "index")
-    try:
-        ix.write([_doc(n, title, text) for n, (title, text) in enumerate(PAGES)])
-    finally:
-        ix.close()
+    add_docs(tmp_path / "index", [_doc(n, title, text) for n, (title, text) in enumerate(PAGES)])
     async with serving(create_app(tmp_path)) as c:
         yield c
 

@@ -89,7 +89,15 @@ SEARCH_SCHEMAS: dict[str, Any] = {
     },
     "SearchResults": {
         "type": "object",
-        "required": ["query", "results", "total", "took_ms", "page", "size"],
+        "required": [
+            "query",
+            "results",
+            "total",
+            "took_ms",
+            "page",
+            "size",
+            "correction_skipped",
+        ],
         "properties": {
             "query": {"type": "string", "description": "the query as searched"},
             "results": {"type": "array", "items": {"$ref": "#/components/schemas/SearchHit"}},
@@ -100,6 +108,13 @@ SEARCH_SCHEMAS: dict[str, Any] = {
             "corrected": {
                 "type": "string",
                 "description": "the spelling searched instead, when the query had typos",
+            },
+            "correction_skipped": {
+                "type": "boolean",
+                "description": (
+                    "typo correction ran out of its time budget: some words may have "
+                    "been searched as typed"
+                ),
             },
         },
     },

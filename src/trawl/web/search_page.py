@@ -125,6 +125,11 @@ def _count(total: int, took_ms: float, page: int) -> str:
 def render_results(results: SearchResults, original: str) -> str:
     e = html.escape
     parts = [_count(results.total, results.took_ms, results.page)]
+    if results.correction_skipped:
+        parts.append(
+            '<p class="corrected skipped">Spelling correction ran out of time: some '
+            "words may have been searched as typed.</p>"
+        )
     if results.corrected and results.corrected != original:
         parts.append(
             '<p class="corrected">Showing results for '
@@ -191,7 +196,7 @@ class SearchPage:
             problems = "; ".join(f"{k} {v}" for k, v in exc.fields.items())
             return self._page(shown, _notice("bad", "That search cannot run", problems), status=400)
         try:
-            results = self._routes.run(params)
+            results = await self._routes.run(params)
         except NoIndexError as exc:
             return self._page(params.query, _notice("wait", "No index yet", str(exc)), status=503)
         except self._routes.query_errors as exc:
