@@ -1,6 +1,7 @@
 """Search: indexing throughput and query latency on an index of 100,000 pages.
 
     python bench/bench_search.py [--pages 100000] [--queries 300] [--keep DIR]
+                                 [--random-words]
 
 Pages of generated English prose (``trawl.testing``'s sample text: 1 to 12 KB each,
 about 4.5 KB on average, like the main text of web articles), each with a title, a
@@ -17,6 +18,15 @@ page's distinctive phrase with one letter of a word changed). Each is timed thro
 ``Searcher.search`` (parse, correction, query, collapse, stored fields and
 snippets for 10 hits), uncached (a searcher without a cache), then cached (the same
 queries again on a searcher that has seen them). Figures are printed, not asserted.
+
+After indexing, the index's size is broken down by tantivy file kind (``.store``
+stored fields, ``.idx`` postings, ``.pos`` positions, ``.term`` term dictionaries,
+``.fast`` fast fields, ``.fieldnorm``; ``lexicon/`` is typo correction's) against the
+text it indexes: the UTF-8 bytes of titles and texts, and the gzip'd text store.
+
+``--random-words``: pages of about 19 KB of random lower-case words instead (the odd
+vocabulary of issue 16: nearly every word a dictionary entry of its own); the typo
+queries change a letter of a word the lexicon holds.
 """
 
 from __future__ import annotations
@@ -60,7 +70,20 @@ def _junk(rng: random.Random) -> str:
     )
 
 
-def generate(data: Path, pages: int) -> tuple[list[tuple[str, str, str]], float]:
+def _random_page(rng: random.Random) -> tuple[str, str]:
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    words: list[str] = []
+    size = 0
+    while size < 19_000:
+        word = "".join(rng.choice(letters) for _ in range(rng.randint(3, 12)))
+        words.append(word)
+        size += len(word) + 1
+    return " ".join(words[:5]), " ".join(words)
+
+
+def generate(
+    data: Path, pages: int, *, random_words: bool = False
+) -> tuple[list[tuple[str, str, str]], float]:
     """Write ``pages`` text records and page rows; returns (url, text, phrase) samples."""
     g = text_generator(11)
     db = Database(data / "state.db", synchronous="OFF")
@@ -82,13 +105,17 @@ def generate(data: Path, pages: int) -> tuple[list[tuple[str, str, str]], float]
         host_n, article = n % HOSTS, n // HOSTS
         host = f"site{host_n:04d}.example"
         url = f"https://{host}/articles/{article}/"
-        phrase = distinctive_phrase(11, host_n, article, pages // HOSTS + 1)
-        paragraphs = g.prose(rng, int(rng.triangular(1000, 12000, 2000)))
-        at = rng.randrange(len(paragraphs))
-        paragraphs[at] = f"{paragraphs[at]} The {phrase} {_junk(rng)}."
-        text = "\n\n".join(paragraphs)
-        title = g.title(rng)
-        size += len(text)
+        if random_words:
+            title, text = _random_page(rng)
+            phrase = " ".join(text.split()[5:8])
+        else:
+            phrase = distinctive_phrase(11, host_n, article, pages // HOSTS + 1)
+            paragraphs = g.prose(rng, int(rng.triangular(1000, 12000, 2000)))
+            at = rng.randrange(len(paragraphs))
+            paragraphs[at] = f"{paragraphs[at]} The {phrase} {_junk(rng)}."
+            text = "\n\n".join(paragraphs)
+            title = g.title(rng)
+        size += len(text.encode()) + len(title.encode())
         key = f"{n:032x}"
         where = texts.append(
             {
@@ -96,7 +123,7 @@ def generate(data: Path, pages: int) -> tuple[list[tuple[str, str, str]], float]
                 "url": url,
                 "title": title,
                 "text": text,
-                "language": "en",
+                "language": None if random_words else "en",
                 "content_hash": key,
                 "cluster": key,
                 "provenance": {},
@@ -110,7 +137,7 @@ def generate(data: Path, pages: int) -> tuple[list[tuple[str, str, str]], float]
                 fp=n,
                 fetched_at=1.7e9 + n,
                 title=title,
-                language="en",
+                language=None if random_words else "en",
                 warc=Location("none", 0, 0),
                 text=where,
             )
@@ -124,10 +151,13 @@ def generate(data: Path, pages: int) -> tuple[list[tuple[str, str, str]], float]
     log.close()
     db.close()
     took = time.perf_counter() - started
+    stored = sum(f.stat().st_size for f in (data / "text").iterdir())
     print(
-        f"generated {pages:,} pages, {size / 1e6:,.0f} MB of text "
-        f"({size / pages:,.0f} chars a page) in {took:.0f} s"
+        f"generated {pages:,} pages, {size / 1e6:,.1f} MB of title and text (UTF-8; "
+        f"{size / pages:,.0f} bytes a page), {stored / 1e6:,.1f} MB gzip'd in the text "
+        f"store, in {took:.0f} s"
     )
+    (data / "text-bytes").write_text(str(size))
     return samples, size / pages
 
 
@@ -145,12 +175,37 @@ def index(data: Path) -> None:
     indexer.close()
     merged = time.perf_counter() - t0
     db.close()
-    disk = sum(f.stat().st_size for f in (data / "index").iterdir() if f.is_file())
+    disk = sum(f.stat().st_size for f in (data / "index").rglob("*") if f.is_file())
     print(
         f"indexed {n:,} pages in {wall:.1f} s wall, {cpu:.1f} CPU-s: "
         f"{n / wall:,.0f} pages/s ({n / cpu:,.0f} pages per CPU-s); "
-        f"merges done after {merged:.1f} s; index {disk / 1e6:,.0f} MB on disk"
+        f"merges done after {merged:.1f} s; index {disk / 1e6:,.1f} MB on disk"
     )
+    sizes(data)
+
+
+def sizes(data: Path) -> None:
+    """The index's bytes by file kind, against the text it indexes."""
+    index_dir = data / "index"
+    kinds: dict[str, int] = {}
+    segments = set()
+    for f in index_dir.iterdir():
+        if f.is_file():
+            kinds[f.suffix or f.name] = kinds.get(f.suffix or f.name, 0) + f.stat().st_size
+            if f.suffix == ".store":
+                segments.add(f.stem)
+    kinds["lexicon/"] = sum(f.stat().st_size for f in index_dir.rglob("lexicon/*"))
+    total = sum(kinds.values())
+    text = int((data / "text-bytes").read_text())
+    stored = sum(f.stat().st_size for f in (data / "text").iterdir())
+    print(
+        f"index {total / 1e6:,.1f} MB in {len(segments)} segments = {total / text:.2f} x the "
+        f"{text / 1e6:,.1f} MB of title and text it indexes ({total / stored:.2f} x the "
+        f"{stored / 1e6:,.1f} MB gzip'd text store)"
+    )
+    for kind, n in sorted(kinds.items(), key=lambda kv: -kv[1]):
+        if n:
+            print(f"  {kind:>10}: {n / 1e6:8.2f} MB  {n / text:5.2f} x text")
 
 
 def _typo(word: str, rng: random.Random) -> str:
@@ -159,15 +214,19 @@ def _typo(word: str, rng: random.Random) -> str:
 
 
 def queries(
-    samples: list[tuple[str, str, str]], per_kind: int, rng: random.Random
+    samples: list[tuple[str, str, str]],
+    per_kind: int,
+    rng: random.Random,
+    *,
+    random_words: bool = False,
 ) -> list[tuple[str, str, str | None]]:
     """(kind, query, the page it should bring first, for typos) ..."""
     vocab = sorted(vocabulary())
     out: list[tuple[str, str, str | None]] = []
     for _ in range(per_kind):
-        out.append(("one word", rng.choice(vocab), None))
         url, text, phrase = rng.choice(samples)
         words = [w.strip(".,;") for w in text.split()]
+        out.append(("one word", rng.choice(words if random_words else vocab), None))
         out.append(("multi-word", " ".join(rng.sample(words, rng.randint(2, 3))), None))
         start = rng.randrange(len(words) - 4)
         out.append(("phrase", '"' + " ".join(words[start : start + rng.randint(2, 4)]) + '"', None))
@@ -202,10 +261,12 @@ def run_queries(index_dir: Path, qs: list[tuple[str, str, str | None]]) -> None:
     cold = Searcher(index_dir, cache_size=0)
     opened = time.perf_counter() - t0
     t0 = time.perf_counter()
-    first = cold.search("goverment")  # builds the typo vocabulary
+    typo = qs[[k for k, _q, _t in qs].index("typo")][1]
+    first = cold.search(typo)
     print(
-        f"searcher opened in {opened * 1000:.0f} ms; first typo query (builds the "
-        f"vocabulary) {(time.perf_counter() - t0) * 1000:.0f} ms, corrected to {first.corrected!r}"
+        f"searcher opened in {opened * 1000:.0f} ms; first typo query {typo!r} "
+        f"{(time.perf_counter() - t0) * 1000:.0f} ms, corrected to {first.corrected!r}"
+        + (" (correction skipped)" if first.correction_skipped else "")
     )
     uncached: dict[str, list[float]] = {}
     found = corrected = 0
@@ -238,6 +299,7 @@ def main() -> None:
     ap.add_argument("--pages", type=int, default=100_000)
     ap.add_argument("--queries", type=int, default=300, help="of each kind")
     ap.add_argument("--keep", type=Path, help="build in DIR and keep it (reused if there)")
+    ap.add_argument("--random-words", action="store_true", help="pages of random words")
     args = ap.parse_args()
     tmp = None
     if args.keep is None:
@@ -251,12 +313,13 @@ def main() -> None:
             lines = sample_file.read_text().split("\x1e")
             samples = [(u, t, p) for u, t, p in (s.split("\x1f") for s in lines if s)]
             print(f"reusing the index in {data}")
+            sizes(data)
         else:
             data.mkdir(parents=True, exist_ok=True)
-            samples, _ = generate(data, args.pages)
+            samples, _ = generate(data, args.pages, random_words=args.random_words)
             sample_file.write_text("\x1e".join("\x1f".join(s) for s in samples))
             index(data)
-        qs = queries(samples, args.queries, random.Random(5))
+        qs = queries(samples, args.queries, random.Random(5), random_words=args.random_words)
         run_queries(data / "index", qs)
     finally:
         if tmp is not None:

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import os
 import re
 import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -15,13 +16,22 @@ _ADDRESS = re.compile(r"listening on (http://127\.0\.0\.1:(\d+)/)")
 
 
 @contextmanager
-def trawl_serve(data: Path, *extra: str) -> Iterator[tuple[str, subprocess.Popen[str]]]:
-    """The base URL of a ``trawl serve`` child, stopped (SIGTERM) when the block ends."""
+def trawl_serve(
+    data: Path,
+    *extra: str,
+    env: Mapping[str, str] | None = None,
+    lines: list[str] | None = None,
+) -> Iterator[tuple[str, subprocess.Popen[str]]]:
+    """The base URL of a ``trawl serve`` child, stopped (SIGTERM) when the block ends.
+
+    ``env`` is added to the environment; ``lines`` gets what it printed up to its address.
+    """
     proc = subprocess.Popen(
         [sys.executable, "-m", "trawl", "serve", "--data", str(data), "--port", "0", *extra],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        env={**os.environ, **(env or {})},
     )
     try:
         assert proc.stdout is not None
@@ -31,6 +41,8 @@ def trawl_serve(data: Path, *extra: str) -> Iterator[tuple[str, subprocess.Popen
             line = proc.stdout.readline()
             if not line:
                 break
+            if lines is not None:
+                lines.append(line)
             match = _ADDRESS.search(line)
             if match:
                 url = match.group(1)

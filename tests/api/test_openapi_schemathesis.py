@@ -19,6 +19,7 @@ from schemathesis.specs.openapi.checks import positive_data_acceptance
 from tests.api.fakes import FakeSearcher, fake_index
 from tests.api.threadserve import serve_in_thread
 from trawl.api.app import build_openapi, create_app
+from trawl.api.guard import Guard
 from trawl.api.search import SearchRoutes
 
 
@@ -47,3 +48,31 @@ def test_api_conforms_to_its_openapi_document(case: schemathesis.Case[Any], base
     case.call_and_validate(
         base_url=base_url.rstrip("/"), excluded_checks=[positive_data_acceptance]
     )
+
+
+READ = "schemathesis-read-token-0123456789"
+guarded_schema = schemathesis.openapi.from_dict(
+    build_openapi([_routes(Path("unused"))], title="trawl", version="test", reads_need_token=True)
+)
+
+
+@pytest.fixture(scope="module")
+def guarded_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    data = tmp_path_factory.mktemp("schemathesis-guarded")
+    fake_index(data)
+    guard = Guard(read_token=READ)
+    yield from serve_in_thread(lambda: create_app(data, route_sets=[_routes(data)], guard=guard))
+
+
+@guarded_schema.include(path_regex="^/api/v1/").parametrize()
+@settings(max_examples=20, deadline=None, suppress_health_check=list(HealthCheck))
+def test_a_server_whose_reads_need_a_token_conforms_too(
+    case: schemathesis.Case[Any], guarded_url: str
+) -> None:
+    # Without the token every search is a documented 401; with it, as above.
+    for headers in ({}, {"Authorization": f"Bearer {READ}"}):
+        case.call_and_validate(
+            base_url=guarded_url.rstrip("/"),
+            headers=headers,
+            excluded_checks=[positive_data_acceptance],
+        )

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestClient
+from yarl import URL
 
 from tests.api.conftest import serving
 from tests.api.fakes import FakeSearcher, fake_index
@@ -107,6 +108,24 @@ async def test_raw_bad_percent_encoding_is_not_a_500(client: Client) -> None:
     for raw in ("query=%ff%fe", "query=%ED%A0%80", "query=%", "query=%zz", "page=%00&query=a"):
         resp = await client.get("/api/v1/search?" + raw)
         assert resp.status in (200, 400), raw
+
+
+async def test_a_real_replacement_character_is_searched(client: Client) -> None:
+    # U+FFFD sent as UTF-8 (%EF%BF%BD) is text like any other.
+    resp = await client.get(URL("/api/v1/search?query=python%20%EF%BF%BD", encoded=True))
+    assert resp.status == 200, await resp.text()
+    assert (await resp.json())["query"] == "python \ufffd"
+    resp = await client.get(URL("/api/v1/search?query=%EF%BF%BD+python&page=1", encoded=True))
+    assert resp.status == 200, await resp.text()
+
+
+@pytest.mark.parametrize(
+    "raw", ["python%20%FF", "%ED%A0%80", "caf%C3", "%EF%BF%BD%FF", "a%C0%AF", "%F4%90%80%80"]
+)
+async def test_bytes_that_are_not_utf8_are_refused(client: Client, raw: str) -> None:
+    resp = await client.get(URL(f"/api/v1/search?query={raw}", encoded=True))
+    assert resp.status == 400
+    assert (await resp.json())["fields"] == {"query": "is not valid UTF-8 text"}
 
 
 async def test_missing_index_is_503(tmp_path: Path) -> None:

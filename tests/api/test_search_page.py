@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestClient
+from yarl import URL
 
 from tests.api.conftest import serving
 from tests.api.fakes import FakeHit, FakeResults, FakeSearcher
@@ -38,6 +39,15 @@ async def test_results_page(client: Client) -> None:
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in text
     assert "<title>python crawler - trawl search</title>" in text
     assert 'value="python crawler"' in text
+
+
+async def test_a_real_replacement_character_is_searched(client: Client) -> None:
+    resp = await client.get(URL("/?query=python+%EF%BF%BD", encoded=True))
+    assert resp.status == 200
+    assert 'value="python \ufffd"' in await resp.text()
+    resp = await client.get(URL("/?query=python+%FF", encoded=True))
+    assert resp.status == 400
+    assert "not valid UTF-8" in await resp.text()
 
 
 async def test_paging_links(client: Client) -> None:

@@ -8,10 +8,11 @@ from pathlib import Path
 import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestClient
+from yarl import URL
 
 from tests.api.conftest import serving
+from tests.unit.test_index_corpus import NOWHERE, add_docs
 from trawl.api.app import create_app
-from trawl.index import Indexer
 from trawl.index.writer import IndexDoc
 
 Client = TestClient[web.Request, web.Application]
@@ -35,16 +36,13 @@ def _doc(n: int, title: str, text: str) -> IndexDoc:
         language="en",
         fetched_at=1_796_119_200.0 + n,  # 2026-12-01T10:00:0nZ
         cluster=f"hash{n}",
+        where=NOWHERE,
     )
 
 
 @pytest.fixture
 async def client(tmp_path: Path) -> AsyncIterator[Client]:
-    ix = Indexer(tmp_path / "index")
-    try:
-        ix.write([_doc(n, title, text) for n, (title, text) in enumerate(PAGES)])
-    finally:
-        ix.close()
+    add_docs(tmp_path / "index", [_doc(n, title, text) for n, (title, text) in enumerate(PAGES)])
     async with serving(create_app(tmp_path)) as c:
         yield c
 
@@ -83,3 +81,12 @@ async def test_the_page_over_the_index(client: Client) -> None:
     text = await resp.text()
     assert "About 2 results (" in text
     assert '<a href="http://site0.test/page/0">Garden history</a>' in text
+
+
+async def test_a_real_replacement_character_reaches_the_index(client: Client) -> None:
+    # U+FFFD sent as UTF-8 is text: the index searches it (and finds the garden).
+    resp = await client.get(URL("/api/v1/search?query=garden+%EF%BF%BD", encoded=True))
+    assert resp.status == 200, await resp.text()
+    body = await resp.json()
+    assert body["query"] == "garden \ufffd"
+    assert {h["link"] for h in body["results"]} >= {"http://site0.test/page/0"}

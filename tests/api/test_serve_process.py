@@ -15,9 +15,10 @@ import pytest
 from tests.api.serveproc import trawl_serve
 
 
-def _get(url: str) -> tuple[int, dict[str, str], bytes]:
+def _get(url: str, **headers: str) -> tuple[int, dict[str, str], bytes]:
+    request = urllib.request.Request(url, headers=headers)
     try:
-        with urllib.request.urlopen(url, timeout=10) as resp:
+        with urllib.request.urlopen(request, timeout=10) as resp:
             return resp.status, dict(resp.headers), resp.read()
     except urllib.error.HTTPError as exc:
         return exc.code, dict(exc.headers), exc.read()
@@ -63,3 +64,66 @@ def test_port_in_use(tmp_path: Path) -> None:
         done = subprocess.run(cmd, capture_output=True, text=True, timeout=30, check=False)
         assert done.returncode == 2
         assert "cannot listen" in done.stderr
+
+
+def test_a_bad_allow_network_is_refused(tmp_path: Path) -> None:
+    cmd = [sys.executable, "-m", "trawl", "serve", "--data", str(tmp_path), "--port", "0"]
+    done = subprocess.run(
+        [*cmd, "--allow-network", "127.0.0.0/33"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+    assert done.returncode == 2
+    assert "--allow-network" in done.stderr and "127.0.0.0/33" in done.stderr
+
+
+def test_another_host_is_refused(tmp_path: Path) -> None:
+    with trawl_serve(tmp_path) as (url, _proc):
+        port = url.rsplit(":", 1)[1].strip("/")
+        for path in ("v1/pages?url=http://a.test/", "v1/crawls", "metrics", "crawls", ""):
+            status, _, body = _get(url + path, Host="evil.example")
+            assert status == 421, path
+            assert "Host" in json.loads(body)["error"]
+            status, _, _ = _get(url + path, Host=f"localhost:{port}")
+            assert status in (200, 404), path
+
+
+def test_allowed_hosts_and_the_read_token(tmp_path: Path) -> None:
+    lines: list[str] = []
+    env = {"TRAWL_ALLOWED_HOSTS": "env.example, .corp.example", "TRAWL_READ_TOKEN": ""}
+    args = ("--allowed-host", "search.example", "--require-read-token")
+    with trawl_serve(tmp_path, *args, env=env, lines=lines) as (url, _proc):
+        printed = [line for line in lines if "read token (shown once" in line]
+        assert len(printed) == 1, lines
+        token = printed[0].rsplit(" ", 1)[1].strip()
+        kept = tmp_path / "read-token"
+        assert kept.read_text().strip() == token
+        assert kept.stat().st_mode & 0o777 == 0o600
+        search = url + "api/v1/search?query=python"
+        status, _, body = _get(search)
+        assert status == 401
+        assert "token" in json.loads(body)["error"]
+        assert _get(url + "static/search.css")[0] == 200
+        bearer = f"Bearer {token}"
+        for host in ("search.example", "env.example:80", "a.corp.example", "localhost"):
+            assert _get(search, Host=host, Authorization=bearer)[0] == 503, host  # no index
+        assert _get(search, Host="evil.example", Authorization=bearer)[0] == 421
+    lines.clear()
+    with trawl_serve(tmp_path, "--require-read-token", env=env, lines=lines) as (url, _proc):
+        assert not [line for line in lines if "shown once" in line and "read" in line]
+        assert _get(url + "v1/crawls", Authorization=f"Bearer {token}")[0] == 200
+
+
+def test_a_bad_allowed_host_is_refused(tmp_path: Path) -> None:
+    cmd = [sys.executable, "-m", "trawl", "serve", "--data", str(tmp_path), "--port", "0"]
+    done = subprocess.run(
+        [*cmd, "--allowed-host", "bad name"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+    assert done.returncode == 2
+    assert "--allowed-host" in done.stderr and "not a host name: 'bad name'" in done.stderr

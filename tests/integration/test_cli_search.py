@@ -7,6 +7,7 @@ from pathlib import Path
 
 import orjson
 import pytest
+import tantivy
 
 from tests.integration.crawlkit import crawl_sample_web
 from trawl.cli import main
@@ -59,7 +60,7 @@ def test_search_json_typo_and_paging(
     typo = phrase.replace(longest, longest[:2] + "q" + longest[3:])
     assert main(["search", typo, "--data", str(data), "--json"]) == 0
     body = orjson.loads(capsys.readouterr().out)
-    assert body["corrected"] == phrase
+    assert body["corrected"] == phrase and body["correction_skipped"] is False
     assert body["results"][0]["link"] == articles[1]
     assert "<mark>" in body["results"][0]["snippet"]
     assert main(["search", typo, "--data", str(data)]) == 0
@@ -122,3 +123,34 @@ def test_index_refuses_while_a_crawl_runs(
 def test_index_of_no_crawl(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["index", "--data", str(tmp_path)]) == 2
     assert "holds no crawl" in capsys.readouterr().err
+
+
+def test_an_older_index_is_named_and_rebuilt(
+    crawled: tuple[Path, SampleWeb, list[str]],
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+) -> None:
+    original, web, articles = crawled
+    data = tmp_path / "copy"
+    shutil.copytree(original, data)
+    shutil.rmtree(data / "index")
+    # The format before issue 16: bodies stored in the index, a vocab field.
+    b = tantivy.SchemaBuilder()
+    b.add_text_field("url", stored=True, tokenizer_name="raw")
+    b.add_text_field("body_en", stored=True)
+    b.add_text_field("vocab", index_option="basic")
+    (data / "index").mkdir()
+    writer = tantivy.Index(b.build(), path=str(data / "index")).writer(15_000_000, 1)
+    writer.add_document(tantivy.Document(url="http://old.test/", body_en="old"))
+    writer.commit()
+    writer.wait_merging_threads()
+    del writer
+    assert main(["search", "anything", "--data", str(data)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("trawl search: ") and f"trawl index --data {data}" in err
+    assert "Traceback" not in err
+    assert main(["index", "--data", str(data), "--quiet"]) == 0
+    capsys.readouterr()
+    phrase = web.distinctive_phrase(articles[0])
+    assert main(["search", phrase, "--data", str(data), "--json"]) == 0
+    assert orjson.loads(capsys.readouterr().out)["results"][0]["link"] == articles[0]

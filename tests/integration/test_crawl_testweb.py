@@ -196,7 +196,8 @@ def test_bodies(crawled: Result) -> None:
     assert r.state("bodies.test", "/text") == ("skipped", "content type text/plain")
     assert r.state("bodies.test", "/no-content-type")[0] == "parsed"
     assert r.state("bodies.test", "/xhtml") == ("parsed", "stored")
-    assert r.state("bodies.test", "/gzip-bomb")[0] == "parsed"  # capped, stored, no text
+    # Capped; what the cap kept is the HTML prefix and zeros: no document.
+    assert r.state("bodies.test", "/gzip-bomb") == ("parsed", "binary content")
     assert r.state("bodies.test", "/big")[0] == "parsed"
     assert r.state("bodies.test", "/malformed")[0] == "parsed"
 
@@ -296,3 +297,105 @@ def test_page_events_once_per_parsed_page(crawled: Result) -> None:
         read_events(open_blobs(crawled.data), committed=Position.load(committed), after=10)
     )
     assert [e["id"] for e in after] == ids[10:]
+
+
+# -- bodies that must be decoded before they are text, or never be (issue 16) ----------------
+
+ENC = "encodings.test"
+
+
+def _records(data: Path) -> list[dict[str, object]]:
+    out = []
+    for f in sorted((data / "text").glob("*.jsonl.gz")):
+        out += [orjson.loads(line) for line in gzip.decompress(f.read_bytes()).splitlines()]
+    return out
+
+
+def _warc_bodies(data: Path) -> dict[str, list[bytes]]:
+    from warcio.archiveiterator import ArchiveIterator
+
+    out: dict[str, list[bytes]] = {}
+    for f in sorted((data / "warc").glob("*.warc.gz")):
+        with f.open("rb") as stream:
+            for record in ArchiveIterator(stream):
+                if record.rec_type == "response":
+                    uri = record.rec_headers.get_header("WARC-Target-URI")
+                    out.setdefault(uri, []).append(record.raw_stream.read())
+    return out
+
+
+def test_the_oracle_names_every_body_that_is_no_document(crawled: Result) -> None:
+    refused = crawled.expected.refused
+    assert crawled.url(ENC, "/coding/unknown-binary") in refused
+    assert crawled.url("bodies.test", "/gzip-bomb") in refused
+    assert sum(f"//{ENC}:" in u for u in refused) == 13
+    assert not set(refused) & crawled.expected.pages
+
+
+def test_refused_and_binary_bodies_end_with_their_reason_and_no_text(crawled: Result) -> None:
+    r = crawled
+    for url, reason in r.expected.refused.items():
+        status, got = r.states[url]
+        assert (got or "").startswith(reason), (url, got)
+        assert status == ("failed" if reason.startswith("content-encoding") else "parsed"), url
+    refused = set(r.expected.refused)
+    assert not refused & {str(rec["final_url"]) for rec in _records(r.data)}
+    from trawl.storage.sqlite.db import Database
+    from trawl.storage.sqlite.pages import SqlitePageStore
+
+    db = Database(r.data / "state.db")
+    try:
+        indexed = {p.url for p in SqlitePageStore(db).pages()}
+    finally:
+        db.close(commit=False)
+    assert not refused & indexed  # no page row, so nothing to index
+    codings = [u for u, why in r.expected.refused.items() if why.startswith("content-encoding")]
+    counters = r.summary.counters
+    assert counters["error:content-encoding"] == len(codings) == 5
+    binary = len(r.expected.refused) - len(codings)
+    assert counters["parse:binary"] == binary
+
+
+def test_refused_codings_are_kept_in_the_warc_as_received(crawled: Result) -> None:
+    warc = _warc_bodies(crawled.data)
+    for url, reason in crawled.expected.refused.items():
+        if reason.startswith("content-encoding"):
+            assert warc[url] == [crawled.web.resource(url).body], url
+
+
+@pytest.mark.parametrize("coding", ["br", "zstd"])
+def test_br_and_zstd_pages_are_decoded_stored_and_followed(crawled: Result, coding: str) -> None:
+    r = crawled
+    assert r.state(ENC, f"/coding/{coding}") == ("parsed", "stored")
+    assert r.state(ENC, f"/via/{coding}") == ("parsed", "stored")
+    (record,) = [
+        rec for rec in _records(r.data) if rec["final_url"] == r.url(ENC, f"/coding/{coding}")
+    ]
+    assert record["title"] == f"Sent as {coding}"
+    assert record["language"] == "en"
+    request = r.web.log.requests_for(ENC)[0]
+    assert request.header("accept-encoding") == "gzip, deflate, br, zstd"
+
+
+def test_bombs_in_br_and_zstd_stop_at_the_cap(crawled: Result) -> None:
+    for coding in ("br", "zstd"):
+        assert crawled.state(ENC, f"/coding/{coding}-bomb") == ("parsed", "binary content")
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/charset/utf16-header-ascii-body",
+        "/charset/utf32-header-ascii-body",
+        "/charset/utf16-undeclared",
+        "/charset/few-bad-bytes",
+    ],
+)
+def test_lying_charsets_give_the_real_english_text(crawled: Result, path: str) -> None:
+    r = crawled
+    assert r.state(ENC, path) == ("parsed", "stored")
+    (record,) = [rec for rec in _records(r.data) if rec["final_url"] == r.url(ENC, path)]
+    assert record["language"] == "en"
+    text = str(record["text"])
+    assert text.isascii() or path.endswith("few-bad-bytes")
+    assert len(text.split()) > 50

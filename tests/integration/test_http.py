@@ -13,7 +13,7 @@ import asyncio
 import contextlib
 import functools
 import gzip
-import importlib
+import random
 import socket
 import ssl
 import struct
@@ -26,19 +26,22 @@ from dataclasses import dataclass, field
 from ipaddress import ip_network
 from typing import Any
 
+import brotlicffi as brotli
 import psutil  # type: ignore[import-untyped]
 import pytest
+import zstandard
 from aiohttp import web
 
 from trawl.clock import SystemClock
 from trawl.config import Timeouts
+from trawl.errors import ConfigError
+from trawl.fetch._http_decode import CODINGS, make_decoder
 from trawl.fetch.address import AddressGuard
 from trawl.fetch.dns import DnsAnswer, DnsCache, DnsError
 from trawl.fetch.http import (
     FetchError,
     FetchResponse,
     HttpClient,
-    brotli_available,
     decode_content,
     sniff_html,
 )
@@ -93,9 +96,32 @@ def gzip_bomb(size: int = 1024 * MIB) -> bytes:
 
 
 def _brotli(data: bytes) -> bytes:
-    encoded: bytes = importlib.import_module("brotli").compress(data)
+    encoded: bytes = brotli.compress(data)
     return encoded
 
+
+def _zstd_frames(data: bytes) -> bytes:
+    """Two frames, streamed (no content size in their headers), as a server writes them."""
+    half = len(data) // 2
+    out = b""
+    for part in (data[:half], data[half:]):
+        c = zstandard.ZstdCompressor(level=3, write_checksum=True).compressobj()
+        out += c.compress(part) + c.flush()
+    return out
+
+
+def _zstd_wide_window(data: bytes) -> bytes:
+    """A frame that asks for a 32 MiB window (RFC 9659 allows 8 MB to a client)."""
+    params = zstandard.ZstdCompressionParameters.from_level(3, window_log=25)
+    c = zstandard.ZstdCompressor(compression_params=params).compressobj()
+    return c.compress(data) + c.flush()
+
+
+def _noise(seed: int, size: int = 4096) -> bytes:
+    return random.Random(seed).randbytes(size)
+
+
+ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 
 #: route kind -> (Content-Encoding label, how the body is really encoded)
 CODED: dict[str, tuple[str, Callable[[bytes], bytes]]] = {
@@ -105,11 +131,72 @@ CODED: dict[str, tuple[str, Callable[[bytes], bytes]]] = {
     "raw-deflate": ("deflate", lambda b: zlib.compress(b)[2:-4]),
     "gzip-as-zlib": ("gzip", zlib.compress),
     "br": ("br", _brotli),
+    "zstd": ("zstd", zstandard.compress),
+    "zstd-frames": ("zstd", _zstd_frames),
+    "zstd-skippable": ("zstd", lambda b: b"\x5a\x2a\x4d\x18\x03\x00\x00\x00abc" + _zstd_frames(b)),
+    "upper-case": ("ZSTD", zstandard.compress),
     "mislabelled": ("gzip", lambda b: b),
-    "unknown": ("zstd", lambda b: b"\x28\xb5\x2f\xfd garbage"),
+    "mislabelled-br": ("br", lambda b: b),
+    "mislabelled-zstd": ("zstd", lambda b: b),
     "corrupt": ("gzip", lambda b: gzip.compress(b)[:80] + b"\xff\x00garbage" * 100),
     "cut": ("gzip", lambda b: gzip.compress(b)[:-50]),
+    "br-cut": ("br", lambda b: _brotli(b)[:-5]),
+    "zstd-cut": ("zstd", lambda b: _zstd_frames(b)[:-5]),  # in the second frame
+    # Refused: no decodable content, so no body at all.
+    "unknown": ("bzip2", lambda b: _noise(1)),
+    "compress": ("compress", lambda b: b"\x1f\x9d\x90" + _noise(2)),
+    "stacked": ("gzip, br", lambda b: _brotli(gzip.compress(b))),
+    "garbage-label": ("%%garbage%%", lambda b: _noise(3)),
+    "br-noise": ("br", lambda b: _noise(4)),
+    "gzip-noise": ("gzip", lambda b: _noise(5)),
+    "deflate-noise": ("deflate", lambda b: _noise(6)),
+    "zstd-noise": ("zstd", lambda b: _noise(7)),
+    "zstd-magic-noise": ("zstd", lambda b: ZSTD_MAGIC + _noise(8)),
+    "zstd-window": ("zstd", _zstd_wide_window),
+    "br-empty-cut": ("br", lambda b: _brotli(b)[:3]),
 }
+DECODED = ["gzip", "x-gzip", "zlib", "raw-deflate", "gzip-as-zlib", "br", "zstd", "zstd-frames"]
+DECODED += ["zstd-skippable", "upper-case"]
+MISLABELLED = ["mislabelled", "mislabelled-br", "mislabelled-zstd"]
+BROKEN = ["corrupt", "cut", "br-cut", "zstd-cut"]
+#: refused kinds -> the start of the reason
+REFUSED = {
+    "unknown": "content-encoding bzip2 not supported",
+    "compress": "content-encoding compress not supported",
+    "stacked": "content-encoding gzip, br not supported (stacked codings)",
+    "garbage-label": "content-encoding %%garbage%% not supported",
+    "br-noise": "content-encoding br: corrupt stream",
+    "gzip-noise": "content-encoding gzip: not gzip data",
+    "deflate-noise": "content-encoding deflate: corrupt stream",
+    "zstd-noise": "content-encoding zstd: not zstd data",
+    "zstd-magic-noise": "content-encoding zstd: corrupt stream",
+    "zstd-window": "content-encoding zstd: corrupt stream",
+    "br-empty-cut": "content-encoding br: stream ends before any content",
+}
+
+
+def br_bomb(size: int = 1024 * MIB) -> bytes:
+    """A brotli stream of ``size`` zero bytes: a few hundred bytes in all."""
+    return _bomb(brotli.Compressor(quality=5), size)
+
+
+def zstd_bomb(size: int = 1024 * MIB) -> bytes:
+    """A zstd stream (no content size declared) of ``size`` zero bytes: about 32 KB per GiB."""
+    return _bomb(zstandard.ZstdCompressor(level=1).compressobj(), size)
+
+
+@functools.cache
+def _bomb_of(kind: str, size: int) -> bytes:
+    return br_bomb(size) if kind == "br" else zstd_bomb(size)
+
+
+def _bomb(compressor: Any, size: int) -> bytes:
+    feed = getattr(compressor, "process", None) or compressor.compress
+    end = getattr(compressor, "finish", None) or compressor.flush
+    zeros = bytes(MIB)
+    parts: list[bytes] = [feed(zeros) for _ in range(size // MIB)]
+    tail: bytes = end()
+    return b"".join(parts) + tail
 
 
 def build_site(site: Site) -> web.Application:
@@ -148,7 +235,9 @@ def build_site(site: Site) -> web.Application:
 
     async def bomb(request: web.Request) -> web.Response:
         await record(request)
-        return html(gzip_bomb(), **{"Content-Encoding": "gzip"})
+        kind = request.match_info.get("kind", "gzip")
+        body = gzip_bomb() if kind == "gzip" else _bomb_of(kind, 1024 * MIB)
+        return html(body, **{"Content-Encoding": kind})
 
     async def pdf(request: web.Request) -> Any:
         await record(request)
@@ -183,6 +272,7 @@ def build_site(site: Site) -> web.Application:
     app.router.add_get("/page", page)
     app.router.add_get("/coded/{kind}", coded)
     app.router.add_get("/bomb", bomb)
+    app.router.add_get("/bomb/{kind}", bomb)
     app.router.add_get("/pdf", pdf)
     app.router.add_get("/chunked", chunked)
     app.router.add_get("/big", big)
@@ -527,7 +617,7 @@ async def test_page_and_what_was_sent(client: HttpClient, site: Site) -> None:
     sent = dict(r.request_headers)
     assert sent["Host"] == f"books.test:{site.port}"
     assert sent["User-Agent"] == "trawl-test/1.0 (+https://trawl.invalid/bot)"
-    assert sent["Accept-Encoding"] == "gzip, deflate"
+    assert sent["Accept-Encoding"] == "gzip, deflate, br, zstd"
     assert r.started_at <= r.first_byte_at <= r.started_at + r.elapsed
 
 
@@ -545,35 +635,64 @@ async def test_redirect_is_returned_not_followed(client: HttpClient, site: Site)
     assert len(site.requests) == 1
 
 
-@pytest.mark.parametrize("kind", ["gzip", "x-gzip", "zlib", "raw-deflate", "gzip-as-zlib", "br"])
+@pytest.mark.parametrize("kind", DECODED)
 async def test_content_codings_are_decoded(client: HttpClient, site: Site, kind: str) -> None:
-    if kind == "br" and not brotli_available():
-        pytest.skip("brotli not installed")
     r = await client.get(site.url(f"/coded/{kind}"))
     assert r.body == PAGE
     assert r.raw_body != PAGE and len(r.raw_body) < len(PAGE)  # the coding is kept raw
-    assert r.truncated is None
+    assert (r.truncated, r.undecodable) == (None, None)
 
 
-async def test_mislabelled_gzip_is_taken_as_identity(client: HttpClient, site: Site) -> None:
-    r = await client.get(site.url("/coded/mislabelled"))
+@pytest.mark.parametrize("kind", MISLABELLED)
+async def test_mislabelled_text_is_taken_as_identity(
+    client: HttpClient, site: Site, kind: str
+) -> None:
+    r = await client.get(site.url(f"/coded/{kind}"))
     assert r.body == PAGE == r.raw_body
-    assert r.truncated is None
+    assert (r.truncated, r.undecodable) == (None, None)
     assert r.coding_note is not None and "identity" in r.coding_note
 
 
-async def test_unknown_coding_keeps_raw_and_says_so(client: HttpClient, site: Site) -> None:
-    r = await client.get(site.url("/coded/unknown"))
-    assert r.body == r.raw_body
+@pytest.mark.parametrize("kind", sorted(REFUSED))
+async def test_undecodable_bodies_are_refused_with_a_reason(
+    client: HttpClient, site: Site, kind: str
+) -> None:
+    # Before: the raw bytes came back as the body, and were parsed as HTML.
+    _label, encode = CODED[kind]
+    r = await client.get(site.url(f"/coded/{kind}"))
+    assert r.status == 200
+    assert r.body == b""
+    assert r.raw_body == encode(PAGE)  # kept as received, for the WARC record
     assert r.truncated == "decode"
-    assert r.coding_note is not None and "zstd" in r.coding_note
+    assert r.undecodable is not None and r.undecodable.startswith(REFUSED[kind]), r.undecodable
+    assert r.coding_note == r.undecodable
 
 
-@pytest.mark.parametrize("kind", ["corrupt", "cut"])
-async def test_broken_gzip_keeps_what_decoded(client: HttpClient, site: Site, kind: str) -> None:
+async def test_a_coding_not_offered_is_refused(make_client: ClientFactory, site: Site) -> None:
+    client = make_client(accept_encoding="gzip")
+    r = await client.get(site.url("/coded/zstd"))
+    assert dict(r.request_headers)["Accept-Encoding"] == "gzip"
+    assert (r.body, r.undecodable) == (b"", "content-encoding zstd not offered")
+    assert (await client.get(site.url("/coded/x-gzip"))).body == PAGE
+
+
+def test_offering_a_coding_the_client_cannot_decode_is_refused(make_client: ClientFactory) -> None:
+    with pytest.raises(ConfigError, match="compress"):
+        make_client(accept_encoding="gzip, compress")
+    make_client(accept_encoding="gzip;q=1.0, br;q=0, identity, *;q=0")
+
+
+def test_a_hostile_coding_label_is_cleaned_in_the_reason() -> None:
+    reason = make_decoder("\x01\x02 \xff" + "x" * 500, MIB, offered=CODINGS)
+    assert reason == "content-encoding ?? ?" + "x" * 36 + " not supported"
+
+
+@pytest.mark.parametrize("kind", BROKEN)
+async def test_broken_streams_keep_what_decoded(client: HttpClient, site: Site, kind: str) -> None:
     r = await client.get(site.url(f"/coded/{kind}"))
     assert r.truncated == "decode"
     assert r.body.startswith(PAGE[:40])  # what decoded before the damage
+    assert r.undecodable is None
     assert r.coding_note is not None
 
 
@@ -590,6 +709,25 @@ async def test_gzip_bomb_stops_at_the_cap(make_client: ClientFactory, site: Site
     assert r.truncated == "length"
     assert len(r.body) == 1 * MIB and r.body.count(0) == MIB
     assert len(r.raw_body) < 256 * 1024  # one read's worth of gzip made the MiB
+    assert peak < 12 * MIB  # about the cap, not the 1 GiB the bomb inflates to
+
+
+@pytest.mark.parametrize("kind", ["br", "zstd"])
+async def test_br_and_zstd_bombs_stop_at_the_cap(
+    make_client: ClientFactory, site: Site, kind: str
+) -> None:
+    client = make_client(max_body_bytes=1 * MIB)
+    bomb = _bomb_of(kind, 1024 * MIB)  # built before measuring
+    assert len(bomb) < 64 * 1024
+    tracemalloc.start()
+    try:
+        r = await client.get(site.url(f"/bomb/{kind}"))
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert r.truncated == "length"
+    assert len(r.body) == 1 * MIB and r.body.count(0) == MIB
+    assert r.raw_body == bomb[: len(r.raw_body)]
     assert peak < 12 * MIB  # about the cap, not the 1 GiB the bomb inflates to
 
 
@@ -930,21 +1068,21 @@ def test_sniff_html(prefix: bytes, html: bool) -> None:
 
 @pytest.mark.parametrize("kind", sorted(CODED))
 def test_decode_content_matches_the_live_client(kind: str) -> None:
-    if kind == "br" and not brotli_available():
-        pytest.skip("brotli not installed")
     label, encode = CODED[kind]
     body, truncated = decode_content(encode(PAGE), label, 4 * MIB)
-    if kind in ("unknown",):
-        assert truncated == "decode" and body == encode(PAGE)
-    elif kind in ("corrupt", "cut"):
+    if kind in REFUSED:
+        assert (body, truncated) == (b"", "decode")
+    elif kind in BROKEN:
         assert truncated == "decode" and body.startswith(PAGE[:40])
     else:
         assert (body, truncated) == (PAGE, None)
 
 
 def test_decode_content_caps_a_bomb_and_identity() -> None:
-    body, truncated = decode_content(gzip_bomb(), "gzip", MIB)
-    assert (len(body), truncated) == (MIB, "length")
+    bombs = [(gzip_bomb(), "gzip")] + [(_bomb_of(k, 1024 * MIB), k) for k in ("br", "zstd")]
+    for bomb, label in bombs:
+        body, truncated = decode_content(bomb, label, MIB)
+        assert (len(body), truncated) == (MIB, "length"), label
     assert decode_content(b"abcdef", None, 4) == (b"abcd", "length")
     assert decode_content(b"abcdef", "identity", 10) == (b"abcdef", None)
     assert decode_content(b"", "gzip", 10) == (b"", None)

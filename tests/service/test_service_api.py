@@ -22,13 +22,15 @@ TOKEN = "test-token-0123456789"
 
 
 class Server:
-    def __init__(self, data: Path) -> None:
+    def __init__(self, data: Path, *extra: str, env: dict[str, str] | None = None) -> None:
         self.data = data
+        self.extra = extra
+        self.env = env or {}
         self.proc: asyncio.subprocess.Process | None = None
         self.url = ""
 
     async def start(self) -> None:
-        env = {**os.environ, "TRAWL_TOKEN": TOKEN}
+        env = {**os.environ, "TRAWL_TOKEN": TOKEN, **self.env}
         self.proc = await asyncio.create_subprocess_exec(
             TRAWL,
             "serve",
@@ -36,6 +38,9 @@ class Server:
             str(self.data),
             "--port",
             "0",
+            "--allow-network",  # the operator lets API crawls reach the test web
+            "127.0.0.0/8",
+            *self.extra,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
             env=env,

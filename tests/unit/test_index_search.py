@@ -3,15 +3,21 @@ replacement, collapsing, paging, typos, snippets, cache, and bad input."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
+from typing import Any
 
 import pytest
+import tantivy
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.unit.test_index_corpus import NOWHERE, add_docs
 from trawl.index import Indexer, QueryError, Searcher
-from trawl.index.schema import analyzer, field_code, normalise, site_terms
+from trawl.index.correct import Corrector
+from trawl.index.schema import IndexFormatError, analyzer, field_code, normalise, site_terms
 from trawl.index.writer import IndexDoc
+from trawl.testing import FakeClock
 
 FILLER = (
     "The committee met on Tuesday to discuss the annual budget and the harbour. "
@@ -29,6 +35,7 @@ def _doc(n: int, title: str, text: str, **kw: object) -> IndexDoc:
         "language": "en",
         "fetched_at": 1_700_000_000.0 + n,
         "cluster": f"hash{n}",
+        "where": NOWHERE,
     }
     fields.update(kw)
     return IndexDoc(**fields)  # type: ignore[arg-type]
@@ -56,11 +63,7 @@ DOCS = [
 @pytest.fixture
 def index_dir(tmp_path: Path) -> Path:
     d = tmp_path / "index"
-    ix = Indexer(d)
-    try:
-        ix.write(DOCS)
-    finally:
-        ix.close()
+    add_docs(d, DOCS)
     return d
 
 
@@ -165,20 +168,16 @@ def test_snippet_marks_terms_and_escapes_the_rest(searcher: Searcher) -> None:
 def test_refetch_replaces_and_re_adding_is_idempotent(index_dir: Path) -> None:
     s = Searcher(index_dir, reload_interval=0.0)
     assert s.num_docs == len(DOCS)
-    ix = Indexer(index_dir)
-    try:
-        ix.write([DOCS[0]])  # the same page again (a crash before mark_indexed)
-        s.reload()
-        assert s.num_docs == len(DOCS)
-        assert len(_links(s, '"running shoes"')) == 1
-        refetched = _doc(1, "Walking shoes", "Now about walking boots only.", key="hash1b")
-        ix.write([refetched])
-        s.reload()
-        assert s.num_docs == len(DOCS)
-        assert _links(s, "marathon") == []
-        assert [_n(x) for x in _links(s, "walking boots")] == [1]
-    finally:
-        ix.close()
+    add_docs(index_dir, [DOCS[0]])  # the same page again (a crash before mark_indexed)
+    s.reload()
+    assert s.num_docs == len(DOCS)
+    assert len(_links(s, '"running shoes"')) == 1
+    refetched = _doc(1, "Walking shoes", "Now about walking boots only.", key="hash1b")
+    add_docs(index_dir, [refetched])
+    s.reload()
+    assert s.num_docs == len(DOCS)
+    assert _links(s, "marathon") == []
+    assert [_n(x) for x in _links(s, "walking boots")] == [1]
 
 
 def test_cache_answers_repeats_and_a_commit_empties_it(index_dir: Path) -> None:
@@ -188,11 +187,7 @@ def test_cache_answers_repeats_and_a_commit_empties_it(index_dir: Path) -> None:
     assert again.results == first.results
     assert s._cache
     assert again.results is first.results  # the second came from the cache
-    ix = Indexer(index_dir)
-    try:
-        ix.write([_doc(9, "Tomatoes", "Tomatoes, tomatoes, tomatoes.")])
-    finally:
-        ix.close()
+    add_docs(index_dir, [_doc(9, "Tomatoes", "Tomatoes, tomatoes, tomatoes.")])
     after = s.search("tomatoes")
     assert _n(after.results[0].link) == 9 and after.total == first.total + 1
 
@@ -200,11 +195,7 @@ def test_cache_answers_repeats_and_a_commit_empties_it(index_dir: Path) -> None:
 def test_a_missing_index_is_empty_until_it_appears(tmp_path: Path) -> None:
     s = Searcher(tmp_path / "index", reload_interval=0.0)
     assert s.search("anything").results == []
-    ix = Indexer(tmp_path / "index")
-    try:
-        ix.write(DOCS[:1])
-    finally:
-        ix.close()
+    add_docs(tmp_path / "index", DOCS[:1])
     assert len(s.search("marathon").results) == 1
     s.close()
 
@@ -233,3 +224,75 @@ def test_any_text_searches_or_raises_query_error(searcher: Searcher, text: str) 
         assert message
         return
     assert r.total >= len(r.results)
+
+
+def _older_index(index_dir: Path) -> None:
+    """An index of the schema before issue 16 (bodies stored, a ``vocab`` field)."""
+    b = tantivy.SchemaBuilder()
+    b.add_text_field("key", stored=True, tokenizer_name="raw")
+    b.add_text_field("url", stored=True, tokenizer_name="raw")
+    b.add_text_field("body_en", stored=True)
+    b.add_text_field("vocab", index_option="basic")
+    index_dir.mkdir(parents=True)
+    writer = tantivy.Index(b.build(), path=str(index_dir)).writer(15_000_000, 1)
+    writer.add_document(tantivy.Document(key="k", url="http://old.test/", body_en="old text"))
+    writer.commit()
+    writer.wait_merging_threads()
+
+
+def test_an_older_index_is_refused_by_name_or_replaced(tmp_path: Path) -> None:
+    index_dir = tmp_path / "index"
+    _older_index(index_dir)
+    rebuild = f"trawl index --data {tmp_path}"
+    with pytest.raises(IndexFormatError, match=re.escape(rebuild)):
+        Indexer(index_dir)  # the crawl's writer: it says what to run
+    with pytest.raises(IndexFormatError, match=re.escape(rebuild)):
+        Searcher(index_dir)
+    ix = Indexer(index_dir, replace_old=True)  # what `trawl index` does
+    ix.close()
+    with Searcher(index_dir) as s:
+        assert s.num_docs == 0
+    add_docs(index_dir, DOCS[:1])
+    with Searcher(index_dir) as s:
+        assert [_n(x) for x in _links(s, "marathon")] == [1]
+
+
+class _SlowCorrector(Corrector):
+    """Each lookup takes a second of the fake clock."""
+
+    def __init__(self, index_dir: Path, clock: FakeClock) -> None:
+        super().__init__(index_dir)
+        self.clock = clock
+        self.calls = 0
+
+    def candidates(self, *args: Any, **kwargs: Any) -> list[str]:
+        self.calls += 1
+        self.clock.advance(1.0)
+        return super().candidates(*args, **kwargs)
+
+
+def test_correction_past_its_budget_stops_and_the_answer_says_so(index_dir: Path) -> None:
+    clock = FakeClock()
+    slow = _SlowCorrector(index_dir, clock)
+    s = Searcher(
+        index_dir, clock=clock.now, reload_interval=1e9, corrector=slow, correction_budget=0.5
+    )
+    r = s.search("marathn tomatoez")
+    # The first word was corrected in time; then the budget was spent: the second is
+    # searched as typed, and the answer says so.
+    assert slow.calls == 1
+    assert r.corrected == "marathon tomatoez" and r.correction_skipped
+    assert not s._cache  # an answer cut short is not kept
+    # Within the budget: both corrected, nothing skipped, and cached.
+    roomy = Searcher(
+        index_dir,
+        clock=clock.now,
+        reload_interval=1e9,
+        corrector=_SlowCorrector(index_dir, clock),
+        correction_budget=10.0,
+    )
+    r = roomy.search("marathn tomatoez")
+    assert r.corrected == "marathon tomatoes" and not r.correction_skipped
+    assert roomy._cache
+    # A query with no typo never spends any.
+    assert not s.search("marathon").correction_skipped

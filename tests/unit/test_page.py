@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pickle
+import random
 
 from trawl.parse.page import ParseJob, ParseOptions, parse_page, text_hash
 
@@ -93,3 +94,67 @@ def test_hostile_input_never_raises_and_result_pickles() -> None:
         assert pickle.loads(pickle.dumps(out)) == out
     empty = parse_page(ParseJob(url="http://a.test/", headers=(), body=b""), ParseOptions())
     assert empty.content_hash is None
+
+
+# -- bodies that are not text (issue 16) ----------------------------------------------------
+
+ENGLISH_PAGE = (
+    f"<html><head><title>River towns</title></head><body><article>{ARTICLE}</article></body></html>"
+)
+
+
+def raw(body: bytes, content_type: str | None = "text/html") -> ParseJob:
+    return ParseJob(url="http://a.test/p", headers=(), body=body, content_type=content_type)
+
+
+def test_utf16_header_on_an_ascii_body_gives_the_english_text() -> None:
+    out = parse_page(raw(ENGLISH_PAGE.encode(), "text/html; charset=utf-16"), ParseOptions())
+    assert out.not_text is None
+    assert out.encoding == "utf-8"
+    assert out.title == "River towns"
+    assert "old bridge" in out.text
+    assert out.language == "en"
+    assert out.content_hash == text_hash(out.text)
+
+
+def test_utf32_header_on_an_ascii_body_gives_the_english_text() -> None:
+    out = parse_page(raw(ENGLISH_PAGE.encode(), "text/html; charset=utf-32"), ParseOptions())
+    assert (out.not_text, out.language) == (None, "en")
+    assert "old bridge" in out.text
+
+
+def test_random_bytes_as_html_are_not_a_document() -> None:
+    body = random.Random(7).randbytes(256 * 1024)
+    out = parse_page(raw(body), ParseOptions(quality=True))
+    assert out.not_text == "binary content"
+    assert (out.text, out.title, out.content_hash, out.language, out.links) == (
+        "",
+        "",
+        None,
+        None,
+        (),
+    )
+    assert out.quality is None and out.near_signature is None and out.error is None
+
+
+def test_a_body_of_nuls_is_not_a_document() -> None:
+    out = parse_page(raw(bytes(100_000)), ParseOptions())
+    assert out.not_text == "binary content"
+    assert out.content_hash is None
+
+
+def test_png_bytes_served_as_html_are_not_a_document() -> None:
+    png = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + random.Random(5).randbytes(20_000)
+    for ctype in ("text/html", None, "text/html; charset=utf-8"):
+        out = parse_page(raw(png, ctype), ParseOptions())
+        assert out.not_text == "binary content", ctype
+
+
+def test_a_mostly_valid_page_with_a_few_bad_bytes_is_still_a_document() -> None:
+    good = ENGLISH_PAGE.encode()
+    body = good[:400] + b"\xff\xfe" + good[400:1200] + b"\x00\x01" + good[1200:]
+    out = parse_page(raw(body, "text/html; charset=utf-8"), ParseOptions())
+    assert out.not_text is None
+    assert out.language == "en"
+    assert out.content_hash is not None
+    assert "old bridge" in out.text

@@ -14,6 +14,11 @@ class RouteSet(Protocol):
     The app factory calls ``register`` once, merges ``openapi_paths`` into the
     document's ``paths`` and ``openapi_schemas`` into ``components.schemas``.
     ``startup``/``cleanup`` run with the app's own lifecycle.
+
+    Optional attributes, read with ``getattr``: ``openapi_security_schemes`` (merged
+    into ``components.securitySchemes``), ``public_paths`` (paths, a trailing ``/`` for
+    all below, that need no read token: package files) and ``read_tokens`` (tokens that
+    also grant reads, asked on each request: the service's control token).
     """
 
     # Read-only properties, so a route set may hold them as plain dicts.

@@ -2,8 +2,10 @@
 
 ``create_app`` mounts a list of :class:`~trawl.api._routes.RouteSet` (by default the
 search API and page), merges their OpenAPI fragments into one OpenAPI 3.1 document at
-``GET /api/v1/openapi.json``, turns every error under ``/api/`` into JSON (an
-unexpected exception is logged and answered with a 500 carrying no traceback), and
+``GET /api/v1/openapi.json``, turns every error under ``/api``, ``/v1`` and ``/metrics``
+into JSON, aiohttp's own too (404, 405, 413; an unexpected exception is logged and
+answered with a 500 carrying no traceback), answers only the Host names it serves and,
+where the operator wants it, reads with a token only (:mod:`trawl.api.guard`), and
 sets strict security headers on every response: the pages load nothing but their own
 assets, which the app serves from the package (``/static/``).
 """
@@ -16,14 +18,39 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-import orjson
 from aiohttp import web
 
+from trawl.api._json import API_ROOTS, is_api_path, json_error, json_response
 from trawl.api._routes import RouteSet
+from trawl.api.guard import (
+    HOST_ANSWER,
+    READ_ANSWER,
+    READ_SECURITY,
+    READ_SECURITY_SCHEMES,
+    Guard,
+    guard_middleware,
+    is_public,
+)
+from trawl.fetch.address import IPNetwork
+
+__all__ = [
+    "API_ROOTS",
+    "DATA_DIR",
+    "MAX_BODY_BYTES",
+    "OPENAPI",
+    "OPENAPI_PATH",
+    "SECURITY_HEADERS",
+    "SERVER_LIMITS",
+    "build_openapi",
+    "create_app",
+    "default_route_sets",
+    "is_api_path",
+    "json_error",
+    "json_response",
+]
 
 log = logging.getLogger("trawl.api")
 
-API_PREFIX = "/api/"
 OPENAPI_PATH = "/api/v1/openapi.json"
 DATA_DIR = web.AppKey("trawl.data_dir", Path)
 OPENAPI = web.AppKey("trawl.openapi", dict)
@@ -57,31 +84,24 @@ ERROR_SCHEMA: dict[str, Any] = {
 # 10,000-character query (percent-encoded), so it is refused by the app with a clear
 # JSON message instead of by the HTTP parser.
 SERVER_LIMITS: dict[str, Any] = {"max_line_size": 128 * 1024, "max_field_size": 16 * 1024}
+MAX_BODY_BYTES = 1024**2  # a crawl request with 10,000 seeds fits
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
-def json_response(body: Any, *, status: int = 200) -> web.Response:
-    """A JSON response encoded with orjson (fast, and never NaN or raw bytes)."""
-    return web.Response(
-        body=orjson.dumps(body), status=status, content_type="application/json", charset="utf-8"
-    )
+def default_route_sets(
+    data_dir: Path, *, allow_networks: Sequence[IPNetwork] = ()
+) -> list[RouteSet]:
+    """The route sets ``trawl serve`` mounts (each group adds its own line here).
 
-
-def json_error(status: int, message: str, fields: Mapping[str, str] | None = None) -> web.Response:
-    body: dict[str, Any] = {"error": message}
-    if fields:
-        body["fields"] = dict(fields)
-    return json_response(body, status=status)
-
-
-def default_route_sets(data_dir: Path) -> list[RouteSet]:
-    """The route sets ``trawl serve`` mounts (each group adds its own line here)."""
+    ``allow_networks`` is the ceiling on the networks an API crawl may reach.
+    """
     from trawl.api.search import SearchRoutes
     from trawl.service.dashboard import DashboardRoutes
     from trawl.service.routes import ServiceRoutes
 
-    return [SearchRoutes(data_dir), ServiceRoutes(data_dir), DashboardRoutes(data_dir)]
+    service = ServiceRoutes(data_dir, allow_networks=allow_networks)
+    return [SearchRoutes(data_dir), service, DashboardRoutes(data_dir)]
 
 
 def create_app(
@@ -90,12 +110,26 @@ def create_app(
     route_sets: Sequence[RouteSet] | None = None,
     title: str = "trawl",
     version: str | None = None,
+    guard: Guard | None = None,
 ) -> web.Application:
-    """The aiohttp application over the crawl in ``data_dir``."""
+    """The aiohttp application over the crawl in ``data_dir``.
+
+    ``guard`` says which Host names it answers and whether reads need a token (by
+    default: the loopback names, open reads; see :mod:`trawl.api.guard`).
+    """
     sets = list(route_sets) if route_sets is not None else default_route_sets(data_dir)
-    app = web.Application(middlewares=[_error_middleware], client_max_size=1024**2)
+    guard = guard or Guard()
+    public = public_paths(sets)
+
+    def more_tokens() -> list[str]:  # the control token also grants reads
+        return [t for s in sets for t in getattr(s, "read_tokens", ())]
+
+    middlewares = [guard_middleware(guard, public=public, tokens=more_tokens), _error_middleware]
+    app = web.Application(middlewares=middlewares, client_max_size=MAX_BODY_BYTES)
     app[DATA_DIR] = data_dir
-    app[OPENAPI] = build_openapi(sets, title=title, version=version or _version())
+    app[OPENAPI] = build_openapi(
+        sets, title=title, version=version or _version(), reads_need_token=guard.reads_need_token
+    )
     app.router.add_get(OPENAPI_PATH, _openapi)
     for route_set in sets:
         route_set.register(app)
@@ -109,11 +143,21 @@ def create_app(
     return app
 
 
-def build_openapi(sets: Sequence[RouteSet], *, title: str, version: str) -> dict[str, Any]:
+def public_paths(sets: Sequence[RouteSet]) -> tuple[str, ...]:
+    """Paths (a trailing ``/``: all below) that need no read token: the package's files."""
+    return ("/static/", OPENAPI_PATH, *(p for s in sets for p in getattr(s, "public_paths", ())))
+
+
+def build_openapi(
+    sets: Sequence[RouteSet], *, title: str, version: str, reads_need_token: bool = False
+) -> dict[str, Any]:
     """One OpenAPI 3.1 document from the fragments of ``sets``.
 
     A route set may also carry ``openapi_security_schemes`` (a mapping), merged into
     ``components.securitySchemes``; the same path or schema twice is a programming error.
+    The answers the app gives on every route (421 to a Host it does not serve, 413 to a
+    body that is too large, and with ``reads_need_token`` 401 to a read without a token)
+    are added to each operation here, so no fragment has to repeat them.
     """
     paths: dict[str, Any] = {
         OPENAPI_PATH: {
@@ -131,6 +175,13 @@ def build_openapi(sets: Sequence[RouteSet], *, title: str, version: str) -> dict
         _merge(paths, route_set.openapi_paths, "path")
         _merge(schemas, route_set.openapi_schemas, "schema")
         _merge(security, getattr(route_set, "openapi_security_schemes", {}), "security scheme")
+    public = public_paths(sets)
+    paths = {
+        path: _app_answers(item, reads_need_token and not is_public(path, public))
+        for path, item in paths.items()
+    }
+    if reads_need_token:
+        _merge(security, READ_SECURITY_SCHEMES, "security scheme")
     components: dict[str, Any] = {"schemas": schemas}
     if security:
         components["securitySchemes"] = security
@@ -139,12 +190,38 @@ def build_openapi(sets: Sequence[RouteSet], *, title: str, version: str) -> dict
         "info": {
             "title": f"{title} API",
             "version": version,
-            "description": "Search what trawl stored, and (with a token) control its crawls.",
+            "description": "Search what trawl stored, and (with a token) control its crawls."
+            + (" Reads need a token on this server too." if reads_need_token else ""),
         },
         "servers": [{"url": "/", "description": "this server"}],
         "paths": paths,
         "components": components,
     }
+
+
+_ERROR_ANSWER = {
+    "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
+}
+
+
+def _app_answers(item: Mapping[str, Any], needs_token: bool) -> dict[str, Any]:
+    """A copy of a path item whose operations also list the app's own answers."""
+    out: dict[str, Any] = {}
+    for method, operation in item.items():
+        if not isinstance(operation, Mapping) or "responses" not in operation:
+            out[method] = operation
+            continue
+        answers = dict(operation["responses"])
+        changed = {**operation, "responses": answers}
+        answers.setdefault("421", {"description": HOST_ANSWER, **_ERROR_ANSWER})
+        if "requestBody" in operation:
+            answers.setdefault("413", {"description": _REASONS[413], **_ERROR_ANSWER})
+        if needs_token:
+            answers.setdefault("401", {"description": READ_ANSWER, **_ERROR_ANSWER})
+            # A write keeps its own (stricter) security: the control token only.
+            changed.setdefault("security", READ_SECURITY)
+        out[method] = changed
+    return out
 
 
 def _merge(into: dict[str, Any], fragment: Mapping[str, Any], what: str) -> None:
@@ -168,7 +245,11 @@ async def _openapi(request: web.Request) -> web.Response:
     return json_response(request.app[OPENAPI])
 
 
-_REASONS = {404: "no such endpoint", 405: "method not allowed on this endpoint"}
+_REASONS = {
+    404: "no such endpoint",
+    405: "method not allowed on this endpoint",
+    413: f"the request body is too large (at most {MAX_BODY_BYTES // 1024**2} MiB)",
+}
 
 
 @web.middleware
@@ -176,7 +257,7 @@ async def _error_middleware(request: web.Request, handler: Handler) -> web.Strea
     try:
         return await handler(request)
     except web.HTTPException as exc:
-        if not request.path.startswith(API_PREFIX) or exc.status < 400:
+        if not is_api_path(request.path) or exc.status < 400:
             raise
         if exc.content_type == "application/json":
             raise
@@ -190,7 +271,7 @@ async def _error_middleware(request: web.Request, handler: Handler) -> web.Strea
         raise
     except Exception:
         log.exception("unexpected error on %s %s", request.method, request.path)
-        if request.path.startswith(API_PREFIX):
+        if is_api_path(request.path):
             return json_error(500, "internal error (logged on the server)")
         return web.Response(
             status=500, text="Internal error (logged on the server).", content_type="text/plain"

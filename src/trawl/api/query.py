@@ -5,6 +5,11 @@ The index's rules hold (``trawl.index.query.clean``: the length cap; its limits 
 naming the field even before an index exists. On top of them, at the HTTP edge: tabs
 and line breaks count as spaces, and other control characters (NUL, C0, DEL, C1) and
 text that was not valid UTF-8 are refused rather than silently dropped.
+
+aiohttp decodes a query string with ``errors="replace"``, so a byte that is not UTF-8
+and a real U+FFFD sent as UTF-8 (``%EF%BF%BD``) both arrive as U+FFFD.
+:func:`query_params` decodes the raw query string again with ``surrogateescape``: bytes
+that are not UTF-8 become lone surrogates (refused), U+FFFD stays text (searched).
 """
 
 from __future__ import annotations
@@ -12,6 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from urllib.parse import parse_qsl
 
 from trawl.index.query import MAX_QUERY_CHARS, QueryError, clean
 from trawl.index.search import MAX_RESULTS, MAX_SIZE
@@ -26,6 +32,7 @@ __all__ = [
     "SearchParams",
     "check_query",
     "parse_params",
+    "query_params",
 ]
 
 MAX_PAGE = MAX_RESULTS
@@ -33,8 +40,8 @@ DEFAULT_SIZE = 10
 
 _SPACE_CONTROLS = re.compile(r"[\t\n\r\f\v]+")
 _CONTROLS = re.compile(r"[\x00-\x1f\x7f-\x9f]")
-# U+FFFD is what undecodable bytes in the request became; surrogates cannot be encoded.
-_NOT_UTF8 = re.compile("[\ufffd\ud800-\udfff]")
+# What query_params makes of bytes that are not UTF-8 (and text that cannot be encoded).
+_NOT_UTF8 = re.compile("[\ud800-\udfff]")
 _INT = re.compile(r"[0-9]{1,9}")
 
 
@@ -52,6 +59,18 @@ class ParamError(ValueError):
         self.fields = dict(fields)
         self.message = "; ".join(f"{name}: {msg}" for name, msg in self.fields.items())
         super().__init__(self.message)
+
+
+def query_params(raw_query: str) -> dict[str, str]:
+    """The first value of each parameter of a raw (percent-encoded) query string.
+
+    Split and decoded as aiohttp's ``request.query`` is, except that bytes which are not
+    UTF-8 become lone surrogates instead of U+FFFD (see the module docstring).
+    """
+    params: dict[str, str] = {}
+    for name, value in parse_qsl(raw_query, keep_blank_values=True, errors="surrogateescape"):
+        params.setdefault(name, value)
+    return params
 
 
 def check_query(raw: str | None) -> tuple[str, str | None]:
@@ -87,7 +106,7 @@ def _int(raw: str | None, name: str, default: int, high: int, errors: dict[str, 
 
 
 def parse_params(query: Mapping[str, str]) -> SearchParams:
-    """``SearchParams`` from a request's query mapping, or ``ParamError``."""
+    """``SearchParams`` from :func:`query_params` of a request, or ``ParamError``."""
     errors: dict[str, str] = {}
     text, problem = check_query(query.get("query"))
     if problem is not None:

@@ -2,17 +2,23 @@
 
 The searcher over ``<data>/index/`` opens at startup, or on the first request once a
 crawl has written the index; until then search answers 503 with a clear message. The
-searcher picks up new commits of the index by itself (a stat a second). Queries run
-inline on the event loop: a search is a few milliseconds, a cached one microseconds,
-cheaper than a hop to a thread.
+searcher picks up new commits of the index by itself (a stat a second). Searches run
+in a pool of threads, never on the event loop: one slow search (a typo correction
+over a huge vocabulary, a cold disk) holds up no other request. tantivy lets go of
+the GIL while it searches, so the threads really overlap; the Python parts
+(parsing, snippets) take turns. Typo correction has a time budget of its own (the
+searcher's), and the answer says ``correction_skipped`` when it ran out.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
+import threading
 import time
 from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, ClassVar
@@ -20,10 +26,10 @@ from typing import Any, ClassVar
 from aiohttp import web
 
 from trawl.api.app import json_error, json_response
-from trawl.api.query import ParamError, SearchParams, parse_params
+from trawl.api.query import ParamError, SearchParams, parse_params, query_params
 from trawl.api.search_openapi import SEARCH_PATHS, SEARCH_SCHEMAS
 from trawl.index import Hit, QueryError, Searcher, SearchResults
-from trawl.index.schema import index_exists
+from trawl.index.schema import IndexFormatError, index_exists
 
 log = logging.getLogger("trawl.api.search")
 
@@ -31,6 +37,7 @@ __all__ = ["NoIndexError", "SearchRoutes"]
 
 
 SearcherFactory = Callable[[Path], Searcher]
+SEARCH_THREADS = 4
 
 
 class NoIndexError(Exception):
@@ -70,6 +77,7 @@ class SearchRoutes:
         cache_size: int = 1024,
         page: bool = True,
         clock: Callable[[], float] = time.monotonic,
+        threads: int = SEARCH_THREADS,
     ) -> None:
         self.data_dir = data_dir
         self.index_dir = data_dir / "index"
@@ -78,6 +86,9 @@ class SearchRoutes:
         self._clock = clock
         self._searcher: Searcher | None = None
         self._last_try = float("-inf")
+        self._threads = threads
+        self._pool: ThreadPoolExecutor | None = None
+        self._opening = threading.Lock()  # searches of the pool open it at most once
 
     # RouteSet ---------------------------------------------------------------------
 
@@ -89,10 +100,14 @@ class SearchRoutes:
             SearchPage(self).register(app)
 
     async def startup(self, app: web.Application) -> None:
+        self._pool = ThreadPoolExecutor(self._threads, thread_name_prefix="trawl-search")
         with contextlib.suppress(NoIndexError):
-            self.searcher()
+            await asyncio.get_running_loop().run_in_executor(self._pool, self.searcher)
 
     async def cleanup(self, app: web.Application) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None
         if self._searcher is not None:
             self._searcher.close()
             self._searcher = None
@@ -103,6 +118,12 @@ class SearchRoutes:
         """The open searcher, opening the index if it has appeared; else NoIndexError."""
         if self._searcher is not None:
             return self._searcher
+        with self._opening:
+            return self._open()
+
+    def _open(self) -> Searcher:
+        if self._searcher is not None:
+            return self._searcher
         now = self._clock()
         if now - self._last_try < 1.0:
             raise NoIndexError(self.no_index_message())
@@ -111,6 +132,9 @@ class SearchRoutes:
             raise NoIndexError(self.no_index_message())
         try:
             self._searcher = self._factory(self.index_dir)
+        except IndexFormatError as exc:  # an older trawl's index: it must be rebuilt
+            log.warning("%s", exc)
+            raise NoIndexError(str(exc)) from exc
         except Exception as exc:
             log.warning("cannot open the search index in %s: %s", self.index_dir, exc)
             raise NoIndexError(
@@ -128,11 +152,11 @@ class SearchRoutes:
 
     async def api_search(self, request: web.Request) -> web.Response:
         try:
-            params = parse_params(request.query)
+            params = parse_params(query_params(request.rel_url.raw_query_string))
         except ParamError as exc:
             return json_error(400, exc.message, exc.fields)
         try:
-            results = self.run(params)
+            results = await self.run(params)
         except NoIndexError as exc:
             response = json_error(503, str(exc))
             response.headers["Retry-After"] = "5"
@@ -149,8 +173,13 @@ class SearchRoutes:
         }
         if results.corrected:
             body["corrected"] = results.corrected
+        body["correction_skipped"] = results.correction_skipped
         return json_response(body)
 
-    def run(self, params: SearchParams) -> SearchResults:
-        """The searcher's answer for the page (raises NoIndexError or a query error)."""
+    async def run(self, params: SearchParams) -> SearchResults:
+        """The searcher's answer for the page, from a thread of the pool (raises
+        NoIndexError or a query error)."""
+        return await asyncio.get_running_loop().run_in_executor(self._pool, self._search, params)
+
+    def _search(self, params: SearchParams) -> SearchResults:
         return self.searcher().search(params.query, page=params.page, size=params.size)

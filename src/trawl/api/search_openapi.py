@@ -21,7 +21,8 @@ SEARCH_PATHS: dict[str, Any] = {
             "description": (
                 'Words and phrases (`"..."`), AND/OR/NOT, typo tolerance and stemming; '
                 "ranked by relevance. Snippets are HTML-safe, with `<mark>` around the "
-                "words that matched. Read-only; no token needed."
+                "words that matched. Read-only: no token needed on a loopback bind (off loopback, "
+                "the server asks for its read token; see the 401 answer where it does)."
             ),
             "tags": ["search"],
             "parameters": [
@@ -88,7 +89,15 @@ SEARCH_SCHEMAS: dict[str, Any] = {
     },
     "SearchResults": {
         "type": "object",
-        "required": ["query", "results", "total", "took_ms", "page", "size"],
+        "required": [
+            "query",
+            "results",
+            "total",
+            "took_ms",
+            "page",
+            "size",
+            "correction_skipped",
+        ],
         "properties": {
             "query": {"type": "string", "description": "the query as searched"},
             "results": {"type": "array", "items": {"$ref": "#/components/schemas/SearchHit"}},
@@ -99,6 +108,13 @@ SEARCH_SCHEMAS: dict[str, Any] = {
             "corrected": {
                 "type": "string",
                 "description": "the spelling searched instead, when the query had typos",
+            },
+            "correction_skipped": {
+                "type": "boolean",
+                "description": (
+                    "typo correction ran out of its time budget: some words may have "
+                    "been searched as typed"
+                ),
             },
         },
     },

@@ -66,10 +66,14 @@ def _search(args: argparse.Namespace) -> int:
     except QueryError as exc:
         print(f"trawl search: {exc.message}", file=sys.stderr)
         return 2
+    except StorageError as exc:  # an index of an older trawl's format
+        print(f"trawl search: {exc}", file=sys.stderr)
+        return 2
     if args.json:
         body = {
             "query": r.query,
             "corrected": r.corrected,
+            "correction_skipped": r.correction_skipped,
             "total": r.total,
             "page": r.page,
             "size": r.size,
@@ -92,6 +96,8 @@ def _search(args: argparse.Namespace) -> int:
     bold = sys.stdout.isatty()
     if r.corrected:
         print(f"showing results for: {r.corrected}\n")
+    if r.correction_skipped:
+        print("spelling correction ran out of time: some words were searched as typed\n")
     first = (r.page - 1) * r.size
     for i, hit in enumerate(r.results, start=first + 1):
         print(f"{i}. {hit.title or hit.link}")

@@ -5,9 +5,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
+import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from trawl.api.guard import Guard
 
 
 def register(sub: argparse._SubParsersAction[Any]) -> None:
@@ -17,17 +21,83 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
         description="Serve GET /api/v1/search, the search page at / and the OpenAPI "
         "document at /api/v1/openapi.json over the index in DIR/index. Binds to "
         "127.0.0.1 unless --host says otherwise; --port 0 takes a free port. The "
-        "address is printed once the server listens. Ctrl-C or SIGTERM stops it.",
+        "address is printed once the server listens. Ctrl-C or SIGTERM stops it. "
+        "Requests must name one of the server's host names (Host header; against DNS "
+        "rebinding); off loopback, reads need a token too.",
     )
     p.add_argument("--data", type=Path, required=True, metavar="DIR", help="the data directory")
     p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
     p.add_argument("--port", type=int, default=8080, help="port (default 8080; 0: a free one)")
+    p.add_argument(
+        "--allowed-host",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="a host name clients use for this server, answered besides localhost, "
+        "127.0.0.1, ::1 and the bind address (repeatable; .example.org: the name and "
+        "every name below it; also TRAWL_ALLOWED_HOSTS, comma-separated). Requests "
+        "naming another host get 421",
+    )
+    reads = p.add_mutually_exclusive_group()
+    reads.add_argument(
+        "--require-read-token",
+        action="store_true",
+        help="reads need a token even on a loopback bind (the default off loopback): "
+        "TRAWL_READ_TOKEN, else DIR/read-token (made and printed on first use); the "
+        "control token works too",
+    )
+    reads.add_argument(
+        "--open-reads",
+        action="store_true",
+        help="reads need no token even off loopback (a public search site); control "
+        "still needs the control token",
+    )
+    p.add_argument(
+        "--allow-network",
+        action="append",
+        default=[],
+        metavar="CIDR",
+        help="a private or loopback network crawls started through the API may reach "
+        "(repeatable; e.g. 127.0.0.0/8 for a local test web). A crawl request may ask only "
+        "for networks within these, and may resolve names only to public addresses or "
+        "addresses within them. Default: none",
+    )
     p.set_defaults(handler=_serve)
 
 
+def _guard(args: argparse.Namespace, data: Path) -> Guard:
+    """The Host names and the read token, from the options; ValueError if one is bad."""
+    from trawl.api.guard import READ_TOKEN_FILE, Guard, HostAllowlist, is_loopback_bind
+    from trawl.api.guard import load_token as load
+
+    env = [n for n in os.environ.get("TRAWL_ALLOWED_HOSTS", "").split(",") if n.strip()]
+    try:
+        hosts = HostAllowlist.for_bind(args.host, [*args.allowed_host, *env])
+    except ValueError as exc:
+        raise ValueError(f"--allowed-host or TRAWL_ALLOWED_HOSTS: {exc}") from None
+    loopback = is_loopback_bind(args.host)
+    if not loopback:
+        print(f"trawl serve: answering for the host names {', '.join(hosts.names())}")
+    token: str | None = None
+    if args.require_read_token or not (loopback or args.open_reads):
+        path = data / READ_TOKEN_FILE
+        token, new = load(path, os.environ.get("TRAWL_READ_TOKEN"))
+        if new:
+            print(f"trawl serve: read token (shown once; kept in {path}): {token}")
+        print(
+            "trawl serve: reads need a token (Authorization: Bearer, or the password of "
+            "the browser's login prompt): the read token or the control token"
+        )
+    elif not loopback:
+        print(f"trawl serve: reads are open to anyone who reaches {args.host} (--open-reads)")
+    return Guard(hosts, read_token=token)
+
+
 def _serve(args: argparse.Namespace) -> int:
-    from trawl.api.app import create_app
+    from trawl.api.app import create_app, default_route_sets
     from trawl.api.server import serve
+    from trawl.config import parse_network
+    from trawl.errors import ConfigError
 
     data: Path = args.data
     if not data.is_dir():
@@ -35,6 +105,16 @@ def _serve(args: argparse.Namespace) -> int:
         return 2
     if not 0 <= args.port <= 65535:
         print(f"trawl serve: --port {args.port} is not a port", file=sys.stderr)
+        return 2
+    try:
+        networks = [parse_network(n) for n in args.allow_network]
+    except ConfigError as exc:
+        print(f"trawl serve: --allow-network: {exc}", file=sys.stderr)
+        return 2
+    try:
+        guard = _guard(args, data)
+    except (ValueError, OSError) as exc:
+        print(f"trawl serve: {exc}", file=sys.stderr)
         return 2
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(name)s: %(message)s")
     if not (data / "index").is_dir():
@@ -47,7 +127,9 @@ def _serve(args: argparse.Namespace) -> int:
         print(f"trawl serve: listening on {url}  (API: {url}api/v1/search?query=...)", flush=True)
 
     try:
-        asyncio.run(serve(create_app(data), args.host, args.port, on_ready=ready))
+        sets = default_route_sets(data, allow_networks=networks)
+        app = create_app(data, route_sets=sets, guard=guard)
+        asyncio.run(serve(app, args.host, args.port, on_ready=ready))
     except OSError as exc:
         print(f"trawl serve: cannot listen on {args.host}:{args.port}: {exc}", file=sys.stderr)
         return 2

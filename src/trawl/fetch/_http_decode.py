@@ -1,59 +1,90 @@
 """Content decoding, Content-Type reading and HTML sniffing for the HTTP client.
 
 A :class:`ContentDecoder` is fed the raw body chunk by chunk and never produces more
-than the limit it is given, so a gzip bomb (a few KB inflating to GBs) costs about the
-cap in memory and stops there. Policies for what servers really send:
+than the limit it is given, so a bomb (a few KB inflating to GBs, in any coding)
+costs about the cap in memory and stops there: zlib and brotli are asked for at
+most the budget plus one byte (brotli through brotlicffi 1.2+, which can bound its
+output; not the ``brotli`` module: with it installed, warcio 1.8, ``warcio check``
+too, crashes on the WARC record of any br response), zstd writes into a sink that stops the decoder
+once the budget is spent (and its window is held to 8 MiB, RFC 9659). The client
+offers ``gzip, deflate, br, zstd`` and decodes what it offers. Policies for what
+servers really send:
 
 - ``gzip`` / ``x-gzip``: gzip; concatenated members are all decoded. A body that starts
-  with a zlib header instead is decoded as zlib. A body that starts with neither is
-  mislabelled: it is taken as identity (``identity`` set, ``note`` says so), because a
-  crawler should still see the page.
+  with a zlib header instead is decoded as zlib.
 - ``deflate``: zlib-wrapped (RFC 9110) when the body has a zlib header, raw deflate
   otherwise (many servers send that).
-- ``br``: brotli, when the optional ``brotli`` package (1.2+, which can bound its
-  output) is importable; otherwise it is an unknown coding.
-- ``deflate`` or ``br`` that fails in the first chunk on a body that starts like text
-  (no control characters in its first 64 bytes) is mislabelled too: identity, noted.
+- ``br``: brotli. ``zstd``: Zstandard (RFC 8878), every frame (skippable ones too).
+- Mislabelled: a body that is not in its coding (no gzip or zstd magic, or deflate or
+  br failing at once) but looks like text (no control bytes in its first KiB) is
+  taken as identity (``identity`` set, ``note`` says so): a crawler should still see
+  the page. Bytes that do not look like text never take that path.
 - A stream that turns corrupt, or ends early, after a valid start keeps what decoded
   so far, and ``broken`` is set (the response says ``truncated="decode"``).
-- Unknown codings and stacked codings (``gzip, br``) are not decoded: see
-  :func:`make_decoder`.
+- Refused (``refused`` set, ``note`` is the reason, the body is empty): a coding not
+  offered or unknown (``compress``, ``bzip2``, ...), stacked codings (``gzip, br``),
+  and a stream that yields nothing (not that coding and not text, corrupt at once,
+  a zstd window past 8 MiB, cut before any content). What was never decoded is
+  never handed on as if it were the page.
 """
 
 from __future__ import annotations
 
-import importlib
 import re
 import zlib
-from typing import Any, Final
+from collections.abc import Iterable
+from typing import IO, Any, Final, cast
+
+import brotlicffi as brotli
+import zstandard
+
+from trawl.errors import ConfigError
+from trawl.fetch._http_zstd import ZSTD_MAX_WINDOW, FrameEnds, Sink, SinkFullError, is_zstd_start
 
 __all__ = [
+    "ACCEPT_ENCODING",
+    "CODINGS",
     "ContentDecoder",
-    "brotli_available",
     "decode_content",
     "make_decoder",
+    "offered_codings",
     "parse_content_type",
     "sniff_html",
 ]
 
+#: Every content coding the client decodes, and so what it offers by default.
+CODINGS: Final = frozenset({"gzip", "deflate", "br", "zstd"})
+ACCEPT_ENCODING: Final = "gzip, deflate, br, zstd"
+_ALIASES: Final = {"x-gzip": "gzip"}
+
 _GZIP_MAGIC: Final = b"\x1f\x8b"
 _UTF8_BOM: Final = b"\xef\xbb\xbf"
+_TEXT_SAMPLE: Final = 1024
+_LABEL_CHARS: Final = 40
 
-try:  # optional: decoded when present and able to bound its output (brotli >= 1.2)
-    _brotli: Any = importlib.import_module("brotli")
-    if not hasattr(_brotli.Decompressor(), "can_accept_more_data"):
-        _brotli = None
-except ImportError:  # pragma: no cover - depends on the environment
-    _brotli = None
-
-_DECODE_ERRORS: tuple[type[Exception], ...] = (
-    (zlib.error, _brotli.error) if _brotli is not None else (zlib.error,)
-)
+_DECODE_ERRORS: tuple[type[Exception], ...] = (zlib.error, brotli.error, zstandard.ZstdError)
 
 
-def brotli_available() -> bool:
-    """True if ``br`` bodies can be decoded here."""
-    return _brotli is not None
+def offered_codings(accept_encoding: str) -> frozenset[str]:
+    """The codings an Accept-Encoding value offers (q=0 is a refusal; ``*`` is all).
+
+    Raises ConfigError for a coding the client could not decode.
+    """
+    out: set[str] = set()
+    for item in accept_encoding.split(","):
+        name, _, params = item.partition(";")
+        name = name.strip().lower()
+        q = params.replace(" ", "").lower()
+        if not name or name == "identity" or re.fullmatch(r"q=0(\.0*)?", q):
+            continue
+        if name == "*":
+            out |= CODINGS
+            continue
+        name = _ALIASES.get(name, name)
+        if name not in CODINGS:
+            raise ConfigError(f"cannot decode content coding {name!r} (offered in Accept-Encoding)")
+        out.add(name)
+    return frozenset(out)
 
 
 def _is_zlib_header(head: bytes) -> bool:
@@ -65,10 +96,24 @@ _CONTROL = re.compile(rb"[\x00-\x08\x0b\x0e-\x1f\x7f]")
 
 
 def _textual(head: bytes) -> bool:
-    """Starts like text, not like compressed data (which has control bytes everywhere)."""
+    """Starts like text, not like compressed or binary data (which has control bytes
+    everywhere: 1,024 random bytes without one happen about once in 10^48)."""
     if head.startswith(_UTF8_BOM):
         head = head[3:]
-    return _CONTROL.search(head, 0, 64) is None
+    return bool(head) and _CONTROL.search(head, 0, _TEXT_SAMPLE) is None
+
+
+def _describe(exc: Exception) -> str:
+    """An engine's error message as text (brotlicffi gives bytes)."""
+    arg = exc.args[0] if exc.args else ""
+    text = arg.decode("latin-1") if isinstance(arg, bytes) else str(exc)
+    text = text.replace("Decompression error: _ERROR_", "")
+    return _label(text, 100) or type(exc).__name__
+
+
+def _label(value: str, size: int = _LABEL_CHARS) -> str:
+    """A header value fit for a reason: printable ASCII, at most ``size`` characters."""
+    return "".join(c if " " <= c <= "~" else "?" for c in value.strip()[:size])
 
 
 class ContentDecoder:
@@ -76,46 +121,57 @@ class ContentDecoder:
 
     ``feed(chunk)`` returns decoded bytes; ``finish()`` returns what is left once the
     raw body has ended. ``overflow`` becomes True when the decoded body would exceed
-    the limit (the caller stops reading), ``broken`` when the coding could not be
-    decoded, ``identity`` when the body turned out not to be encoded at all (the
-    caller then uses the raw bytes as they are); ``note`` explains the last two.
+    the limit (the caller stops reading), ``broken`` when the stream broke after a
+    valid start, ``identity`` when the body turned out not to be encoded at all (the
+    caller then uses the raw bytes as they are), ``refused`` when nothing usable can
+    come of it (the caller keeps no body); ``note`` explains the last three.
     """
 
     __slots__ = (
         "_coding",
         "_engine",
         "_fed",
+        "_frames",
         "_head",
+        "_kind",
+        "_produced",
         "_remaining",
+        "_sink",
         "broken",
         "identity",
         "note",
         "overflow",
+        "refused",
     )
 
     def __init__(self, coding: str, limit: int) -> None:
-        self._coding = coding
+        self._coding = coding  # as labelled
+        self._kind = _ALIASES.get(coding, coding)  # gzip, deflate, br or zstd
         self._remaining = limit
         self._head = b""  # bytes held back until the format can be told
         self._engine: Any = None
+        self._sink = Sink()
+        self._frames: FrameEnds | None = None
         self._fed = 0  # chunks given to the engine
+        self._produced = 0  # decoded bytes handed out
         self.overflow = False
         self.broken = False
         self.identity = False
+        self.refused = False
         self.note: str | None = None
 
     @property
     def done(self) -> bool:
-        """Nothing more will come out (limit reached, broken, or identity)."""
-        return self.overflow or self.broken or self.identity
+        """Nothing more will come out (limit reached, broken, identity or refused)."""
+        return self.overflow or self.broken or self.identity or self.refused
 
     def feed(self, data: bytes) -> bytes:
-        if self.overflow or self.broken or self.identity:
+        if self.done:
             return b""
         if self._engine is None:
             if self._head:
                 data = self._head + data
-            if len(data) < 2:
+            if len(data) < 4:  # enough to tell every format apart
                 self._head = data
                 return b""
             self._head = b""
@@ -131,44 +187,64 @@ class ContentDecoder:
             if not self._head:
                 return b""  # an empty body is a valid empty encoding
             head, self._head = self._head, b""
-            if len(head) < 2 or not self._start(head):
-                self._mislabelled(head)
+            if not self._start(head):
                 return b""
             out = self._run(head)
         if not self.done and not self._ended():
-            self.broken = True
-            self.note = f"{self._coding} stream ends early"
+            if self._produced:
+                self.broken = True
+                self.note = f"{self._coding} stream ends early"
+            else:
+                self._refuse("stream ends before any content")
         return out
 
     # -- internals ------------------------------------------------------------------
 
     def _start(self, head: bytes) -> bool:
-        coding = self._coding
-        if coding == "br":
-            self._engine = _brotli.Decompressor()
-        elif _is_zlib_header(head):
+        kind = self._kind
+        if kind == "br":
+            self._engine = brotli.Decompressor()
+        elif kind == "zstd":
+            if not is_zstd_start(head):
+                return self._not_encoded(head)
+            dctx = zstandard.ZstdDecompressor(max_window_size=ZSTD_MAX_WINDOW)
+            # The sink only needs write(): it is the file the decoder writes to.
+            self._engine = dctx.stream_writer(cast(IO[bytes], self._sink), closefd=False)
+            self._frames = FrameEnds()
+        elif len(head) >= 2 and _is_zlib_header(head):
             self._engine = zlib.decompressobj(zlib.MAX_WBITS)
-            if coding != "deflate":
-                self.note = f"labelled {coding}, sent as zlib"
-        elif coding == "deflate":
+            if kind != "deflate":
+                self.note = f"labelled {self._coding}, sent as zlib"
+        elif kind == "deflate":
             self._engine = zlib.decompressobj(-zlib.MAX_WBITS)
         elif head.startswith(_GZIP_MAGIC):
             self._engine = zlib.decompressobj(16 + zlib.MAX_WBITS)
         else:
-            self._mislabelled(head)
-            return False
+            return self._not_encoded(head)
         return True
 
-    def _mislabelled(self, head: bytes) -> None:
-        self.identity = True
-        self.note = f"labelled {self._coding} but not encoded: taken as identity"
+    def _not_encoded(self, head: bytes) -> bool:
+        """Not in its coding: identity if it looks like text, else refused."""
+        if _textual(head):
+            self.identity = True
+            self.note = f"labelled {self._coding} but not encoded: taken as identity"
+        else:
+            self._refuse(f"not {self._kind} data")
+        return False
+
+    def _refuse(self, why: str) -> None:
+        self.refused = True
+        self.note = f"content-encoding {_label(self._coding)}: {why}"[:300]
 
     def _failed(self, data: bytes, exc: Exception) -> None:
-        if self._fed == 1 and self._coding in ("deflate", "br") and _textual(data):
-            self._mislabelled(data)
-        else:
+        if self._produced:
             self.broken = True
-            self.note = f"{self._coding} stream is corrupt: {exc}"
+            self.note = f"{self._coding} stream is corrupt: {_describe(exc)}"
+        elif self._fed == 1 and self._kind in ("deflate", "br") and _textual(data):
+            self.identity = True  # no magic to tell: a failure at once on text
+            self.note = f"labelled {self._coding} but not encoded: taken as identity"
+        else:
+            self._refuse(f"corrupt stream ({_describe(exc)})")
 
     def _take(self, out: bytes) -> bytes:
         """Keep at most the remaining budget; flag overflow if there was more."""
@@ -176,61 +252,89 @@ class ContentDecoder:
             out = out[: self._remaining]
             self.overflow = True
         self._remaining -= len(out)
+        self._produced += len(out)
         return out
 
     def _run(self, data: bytes) -> bytes:
         self._fed += 1
         first = data
         parts: list[bytes] = []
-        engine = self._engine
         try:
-            if self._coding == "br":
-                while True:
-                    out = engine.process(data, output_buffer_limit=self._remaining + 1)
-                    if out:
-                        parts.append(self._take(out))
-                        if self.overflow:
-                            break
-                    data = b""
-                    if engine.can_accept_more_data():
-                        break
+            if self._kind == "br":
+                self._run_br(data, parts)
+            elif self._kind == "zstd":
+                self._run_zstd(data, parts)
             else:
-                while True:
-                    # One byte more than the budget: getting it means "there is more".
-                    out = engine.decompress(data, self._remaining + 1)
-                    if out:
-                        parts.append(self._take(out))
-                        if self.overflow:
-                            break
-                    data = engine.unconsumed_tail
-                    if engine.eof:
-                        rest = engine.unused_data
-                        if rest[:2] != _GZIP_MAGIC or self._coding == "deflate":
-                            break  # trailing bytes after the stream are ignored
-                        engine = self._engine = zlib.decompressobj(16 + zlib.MAX_WBITS)
-                        data = rest
-                    elif not data:
-                        break
+                self._run_zlib(data, parts)
         except _DECODE_ERRORS as exc:
             self._failed(first, exc)
-            if self.identity:
+            if self.identity or self.refused:
                 return b""
         if len(parts) == 1:
             return parts[0]
         return b"".join(parts)
 
+    def _run_br(self, data: bytes, parts: list[bytes]) -> None:
+        engine = self._engine
+        while True:
+            # One byte more than the budget: getting it means "there is more".
+            out = engine.process(data, output_buffer_limit=self._remaining + 1)
+            if out:
+                parts.append(self._take(out))
+                if self.overflow:
+                    return
+            data = b""
+            if engine.can_accept_more_data():
+                return
+
+    def _run_zstd(self, data: bytes, parts: list[bytes]) -> None:
+        sink = self._sink
+        sink.room = self._remaining + 1
+        try:
+            self._engine.write(data)
+        except SinkFullError:
+            pass
+        finally:
+            if sink.parts:
+                parts.append(self._take(b"".join(sink.parts)))
+                sink.parts.clear()
+        if not self.overflow:
+            assert self._frames is not None
+            self._frames.feed(data)
+
+    def _run_zlib(self, data: bytes, parts: list[bytes]) -> None:
+        engine = self._engine
+        while True:
+            out = engine.decompress(data, self._remaining + 1)
+            if out:
+                parts.append(self._take(out))
+                if self.overflow:
+                    return
+            data = engine.unconsumed_tail
+            if engine.eof:
+                rest = engine.unused_data
+                if rest[:2] != _GZIP_MAGIC or self._kind == "deflate":
+                    return  # trailing bytes after the stream are ignored
+                engine = self._engine = zlib.decompressobj(16 + zlib.MAX_WBITS)
+                data = rest
+            elif not data:
+                return
+
     def _ended(self) -> bool:
-        if self._coding == "br":
+        if self._kind == "br":
             return bool(self._engine.is_finished())
+        if self._frames is not None:
+            return self._frames.complete
         return bool(self._engine.eof)
 
 
-def make_decoder(content_encoding: str | None, limit: int) -> ContentDecoder | str | None:
+def make_decoder(
+    content_encoding: str | None, limit: int, *, offered: Iterable[str] = CODINGS
+) -> ContentDecoder | str | None:
     """A decoder for a Content-Encoding header value, at most ``limit`` bytes out.
 
-    None means identity (no header, or only ``identity``); a string is a note saying
-    why the coding is not decoded (unknown, or stacked codings): the body is then the
-    raw bytes and the response says ``truncated="decode"``.
+    None means identity (no header, or only ``identity``); a string is the reason the
+    body is refused (a coding not offered or unknown, or stacked codings).
     """
     if not content_encoding:
         return None
@@ -238,12 +342,16 @@ def make_decoder(content_encoding: str | None, limit: int) -> ContentDecoder | s
     codings = [c for c in codings if c != "identity"]
     if not codings:
         return None
+    label = _label(content_encoding)
     if len(codings) > 1:
-        return f"stacked content codings not decoded: {content_encoding!r}"
+        return f"content-encoding {label} not supported (stacked codings)"
     coding = codings[0]
-    if coding in ("gzip", "x-gzip", "deflate") or (coding == "br" and _brotli is not None):
-        return ContentDecoder(coding, limit)
-    return f"content coding not decoded: {coding!r}"
+    kind = _ALIASES.get(coding, coding)
+    if kind not in CODINGS:
+        return f"content-encoding {label} not supported"
+    if kind not in offered:
+        return f"content-encoding {label} not offered"
+    return ContentDecoder(coding, limit)
 
 
 def decode_content(
@@ -252,16 +360,18 @@ def decode_content(
     """Decode a whole body at once, as the client decodes a live one: (body, truncated).
 
     For bodies read back from storage (e.g. a WARC record after a crash). ``truncated``
-    is None, ``"length"`` (the decoded body would pass ``limit``) or ``"decode"`` (an
-    unknown or broken coding; the body is then the raw bytes or what decoded).
+    is None, ``"length"`` (the decoded body would pass ``limit``) or ``"decode"`` (a
+    refused coding, the body then empty, or a broken one: what decoded).
     """
     decoder = make_decoder(content_encoding, limit)
     if isinstance(decoder, str):
-        return raw[:limit], "decode"
+        return b"", "decode"
     if decoder is not None:
         body = decoder.feed(raw)
         if not decoder.done:
             body += decoder.finish()
+        if decoder.refused:
+            return b"", "decode"
         if decoder.overflow:
             return body, "length"
         if decoder.broken:

@@ -14,8 +14,9 @@ What one call does:
    connector's resolver and are checked here.
 2. Sends the request on a pooled keep-alive connection (one aiohttp session, no per-host
    limit: politeness is the frontier's job). Headers: Host, User-Agent, Accept,
-   Accept-Encoding, If-None-Match / If-Modified-Since on a re-visit, and any extras; no
-   cookies (a dummy jar), no Accept-Language.
+   Accept-Encoding (``gzip, deflate, br, zstd``: every coding it decodes), If-None-Match
+   / If-Modified-Since on a re-visit, and any extras; no cookies (a dummy jar), no
+   Accept-Language.
 3. From the headers alone, lets ``accept(mime_type)`` decide whether the body is wanted;
    if not, the connection is closed unread (never returned half-read to the pool) and
    the response says ``body_skipped=True`` (a body that came whole with the headers
@@ -25,7 +26,10 @@ What one call does:
    small, and reading them keeps the connection reusable).
 4. Reads the body in chunks, capped at ``max_body_bytes`` both as received and after
    decoding the content coding (see :mod:`trawl.fetch._http_decode`); a cap sets
-   ``truncated="length"`` and closes the connection.
+   ``truncated="length"`` and closes the connection. A body in a coding it did not
+   offer, cannot decode, or that yields nothing decodable comes back with ``body``
+   empty, ``undecodable`` saying why and ``raw_body`` as received: it is never
+   handed on as if it were the page.
 
 Timeouts: ``connect`` bounds the TCP connect (per address tried); ``first_byte`` runs
 from the start of the call until the response headers are in (lookup, pool wait,
@@ -54,10 +58,11 @@ from trawl.clock import Clock
 from trawl.config import Timeouts
 from trawl.errors import ConfigError
 from trawl.fetch._http_decode import (
+    ACCEPT_ENCODING,
     ContentDecoder,
-    brotli_available,
     decode_content,
     make_decoder,
+    offered_codings,
     parse_content_type,
     sniff_html,
 )
@@ -70,7 +75,6 @@ __all__ = [
     "FetchError",
     "FetchResponse",
     "HttpClient",
-    "brotli_available",
     "decode_content",
     "sniff_html",
 ]
@@ -106,6 +110,8 @@ class FetchResponse:
     first_byte_at: float
     elapsed: float
     coding_note: str | None = None  # how a wrong or unknown content coding was handled
+    # Why the body was refused (a coding not offered or not decodable): body is b"".
+    undecodable: str | None = None
 
     def header(self, name: str) -> str | None:
         """The first value of a response header (case-insensitive), or None."""
@@ -161,7 +167,7 @@ class HttpClient:
         max_body_bytes: int,
         clock: Clock,
         max_connections: int = 1024,
-        accept_encoding: str = "gzip, deflate",
+        accept_encoding: str = ACCEPT_ENCODING,
         keepalive: float = 30.0,
         accept: str = DEFAULT_ACCEPT,
         ssl_context: ssl.SSLContext | None = None,
@@ -171,6 +177,7 @@ class HttpClient:
         self._dns = dns
         self._timeouts = timeouts
         self._max_body = max_body_bytes
+        self._offered = offered_codings(accept_encoding)
         self._clock = clock
         self._max_connections = max_connections
         self._keepalive = keepalive
@@ -295,7 +302,7 @@ class HttpClient:
             and not accept(mime_type)
         )
         truncated: str | None = None
-        note: str | None = None
+        note = refused = None
         if skipped:
             if resp.content.is_eof():
                 resp.release()  # all of it came with the headers: the connection is clean
@@ -303,8 +310,9 @@ class HttpClient:
                 resp.close()  # the body is not wanted: drop the connection unread
             raw = body = b""
         else:
-            decoder = make_decoder(resp_headers.get("Content-Encoding"), cap)
-            raw, body, truncated, note = await _read_body(resp, cap, decoder)
+            coding = resp_headers.get("Content-Encoding")
+            decoder = make_decoder(coding, cap, offered=self._offered)
+            raw, body, truncated, note, refused = await _read_body(resp, cap, decoder)
             if mime_type is None and sniff_html(body[:_SNIFF_BYTES]):
                 mime_type = "text/html"
         version = resp.version
@@ -327,6 +335,7 @@ class HttpClient:
             first_byte_at=first_byte_at,
             elapsed=now - started_at,
             coding_note=note,
+            undecodable=refused,
         )
 
     async def close(self) -> None:
@@ -356,8 +365,9 @@ def _parse_url(url: str) -> URL:
 
 async def _read_body(
     resp: aiohttp.ClientResponse, cap: int, decoder: ContentDecoder | str | None
-) -> tuple[bytes, bytes, str | None, str | None]:
-    """(raw body, decoded body, truncated, coding note); closes or releases ``resp``."""
+) -> tuple[bytes, bytes, str | None, str | None, str | None]:
+    """(raw body, decoded body, truncated, coding note, refusal); closes or releases
+    ``resp``."""
     content = resp.content
     raw_parts: list[bytes] = []
     body_parts: list[bytes] = []
@@ -383,7 +393,7 @@ async def _read_body(
                 if decoder.overflow:
                     truncated = "length"
                 elif decoder.done:
-                    decoding = False  # identity or broken: keep reading the raw body
+                    decoding = False  # identity, broken or refused: keep reading the raw body
         if truncated is not None:
             break
     if truncated is None:
@@ -392,16 +402,18 @@ async def _read_body(
         resp.close()  # stopped mid-body: the connection cannot be reused
     raw = raw_parts[0] if len(raw_parts) == 1 else b"".join(raw_parts)
     if decoder is None:
-        return raw, raw, truncated, None
+        return raw, raw, truncated, None, None
     if isinstance(decoder, str):
-        return raw, raw, truncated or "decode", decoder
+        return raw, b"", "decode", decoder, decoder
     if truncated is None and decoding:
         out = decoder.finish()
         if out:
             body_parts.append(out)
+    if decoder.refused:
+        return raw, b"", "decode", decoder.note, decoder.note
     if decoder.identity:
-        return raw, raw, truncated, decoder.note
+        return raw, raw, truncated, decoder.note, None
     if decoder.broken:
         truncated = truncated or "decode"
     body = body_parts[0] if len(body_parts) == 1 else b"".join(body_parts)
-    return raw, body, truncated, decoder.note
+    return raw, body, truncated, decoder.note, None

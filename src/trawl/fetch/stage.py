@@ -4,7 +4,8 @@ For each URL handed out by the frontier: make sure the origin's robots.txt is kn
 (fetching it uses the host's turn), check the rules for every product token of the
 crawl, fetch with the client (no redirects followed: a redirect target goes back
 through admission, so each hop is checked against scope, traps, robots and the seen
-set), store the response as WARC, and queue an HTML page for the parse stage. The
+set), store the response as WARC, and queue an HTML page for the parse stage (not
+one whose content coding was refused: that URL fails with the client's reason). The
 host goes back into the schedule when the fetch ends, at the time politeness says.
 """
 
@@ -227,8 +228,15 @@ class FetchStage:
         self.bytes_received += len(resp.raw_body)
         self._count.add(f"status:{status}")
         mime = resp.mime_type
-        if resp.body_skipped or (
-            200 <= status < 300 and mime is None and not sniff_html(resp.body[:1024])
+        refused = resp.undecodable
+        if (
+            resp.body_skipped
+            or (
+                200 <= status < 300
+                and mime is None
+                and refused is None  # an undecodable body cannot be sniffed: refused below
+                and not sniff_html(resp.body[:1024])
+            )
         ):
             kind = mime or "unknown"
             self._count.add("skipped:content type")
@@ -291,6 +299,14 @@ class FetchStage:
         if not 200 <= status < 300:
             self._frontier.finish(
                 lease, UrlStatus.FAILED, reason=f"http {status}", host_ready_at=ready
+            )
+            return None
+        if refused is not None:
+            # A content coding not offered or not decodable: the response is in the
+            # WARC as received, and nothing of it is parsed.
+            self._count.add("error:content-encoding")
+            self._frontier.finish(
+                lease, UrlStatus.FAILED, reason=refused[:300], host_ready_at=ready
             )
             return None
         job = {

@@ -1,10 +1,11 @@
 """``trawl index``: the index rebuilt from the stored text, for a crawl not running.
 
 The crawl's database lock is taken first, so a running crawl (the index's writer) is
-refused with a clear message. Then: every document deleted, every page marked not
-indexed (both committed: a rebuild cut short is finished by the next rebuild or the
-next crawl, which indexes unindexed pages on start), and the pages indexed in
-batches, each batch's marks committed as it goes. Searchers see the index fill up.
+refused with a clear message. An index of an older trawl's schema is removed. Then:
+every document deleted, every page marked not indexed (both committed: a rebuild cut
+short is finished by the next rebuild or the next crawl, which indexes unindexed
+pages on start), and the pages indexed in batches, each batch's marks committed as it
+goes. Searchers see the index fill up.
 """
 
 from __future__ import annotations
@@ -45,7 +46,8 @@ def rebuild_index(
         ) from None
     try:
         pages = SqlitePageStore(db)
-        indexer = Indexer(data_dir / "index")
+        # An index of an older schema is removed: it is rebuilt in the new one.
+        indexer = Indexer(data_dir / "index", replace_old=True)
         try:
             indexer.clear()
             every = [p.content_hash for p in pages.pages()]

@@ -14,8 +14,17 @@ lower-case, stem, then fold to ASCII (after the stemmer, which knows its accents
 French "été" stems before it becomes "ete"). Text is put in Unicode NFKC form and
 stripped of any markup left in it before it reaches tantivy; queries get the same.
 
-``vocab`` holds the unstemmed, folded words of title and body with document
-frequencies only (no positions): it is the vocabulary typo correction draws from.
+The index stores no body: the text is kept once, in the text store, and the index
+stores where its record is (``text_file``, ``text_offset``, ``text_length``); the
+searcher reads the records of the hits it shows to make their snippets. Titles are
+stored (they are short and every hit shows one). Positions are kept only in the
+title and body fields, which phrases need; the key fields record documents only.
+The vocabulary typo correction draws from is not a field of this index but the
+lexicon beside it (``index/lexicon/``, see ``lexicon.py``).
+
+The schema is checked when the index is opened: an index of another format (an
+older trawl's) is refused with ``IndexFormatError``, whose message says to rebuild
+it with ``trawl index``.
 """
 
 from __future__ import annotations
@@ -26,6 +35,8 @@ import unicodedata
 from pathlib import Path
 
 import tantivy
+
+from trawl.errors import StorageError
 
 # ISO 639-1 (what the language detector says) -> tantivy's stemmer name.
 STEMMERS: dict[str, str] = {
@@ -52,9 +63,13 @@ STEMMERS: dict[str, str] = {
 PLAIN = "xx"  # the analyzer (and fields) of pages without a supported stemmer
 # The field codes, one per analyzer ("nb" shares Norwegian with "no").
 LANGUAGES: tuple[str, ...] = tuple(sorted({c for c in STEMMERS if c != "nb"} | {PLAIN}))
-VOCAB = "vocab"
 _MAX_TOKEN_BYTES = 40
-SCHEMA_VERSION = "1"
+# 1: stored bodies and a vocab field; 2: bodies in the text store, the lexicon apart.
+SCHEMA_VERSION = 2
+
+
+class IndexFormatError(StorageError):
+    """The index on disk was written by another version of the schema."""
 
 
 def field_code(language: str | None) -> str:
@@ -90,9 +105,9 @@ def analyzer(code: str) -> tantivy.TextAnalyzer:
 def build_schema() -> tantivy.Schema:
     b = tantivy.SchemaBuilder()
     # Keys: raw (untokenised) and indexed, for deletes; stored to show and verify.
-    b.add_text_field("key", stored=True, tokenizer_name="raw")  # content hash
-    b.add_text_field("url", stored=True, tokenizer_name="raw")
-    b.add_text_field("host", stored=True, tokenizer_name="raw")
+    b.add_text_field("key", stored=True, tokenizer_name="raw", index_option="basic")  # hash
+    b.add_text_field("url", stored=True, tokenizer_name="raw", index_option="basic")
+    b.add_text_field("host", stored=True, tokenizer_name="raw", index_option="basic")
     # The host and each of its parent domains, so site:example.org finds subdomains.
     b.add_text_field("site", tokenizer_name="raw", index_option="basic")
     b.add_text_field("language", stored=True, tokenizer_name="raw", index_option="basic")
@@ -101,12 +116,13 @@ def build_schema() -> tantivy.Schema:
     b.add_float_field("fetched_at", stored=True, fast=True)
     # The near-duplicate cluster as a 64-bit hash: results keep one hit per cluster.
     b.add_unsigned_field("cluster", fast=True)
-    # Stored where they are indexed (a page fills one language's pair), so the text
-    # is kept once and the snippet generator reads the field it highlights.
+    # Where the page's text record is in the text store (``Location``).
+    b.add_text_field("text_file", stored=True, tokenizer_name="raw", index_option="basic")
+    b.add_unsigned_field("text_offset", stored=True)
+    b.add_unsigned_field("text_length", stored=True)
     for code in LANGUAGES:
         b.add_text_field(title_field(code), stored=True, tokenizer_name=f"trawl_{code}")
-        b.add_text_field(body_field(code), stored=True, tokenizer_name=f"trawl_{code}")
-    b.add_text_field(VOCAB, tokenizer_name=f"trawl_{PLAIN}", index_option="basic")
+        b.add_text_field(body_field(code), tokenizer_name=f"trawl_{code}")
     return b.build()
 
 
@@ -117,9 +133,18 @@ def register(index: tantivy.Index) -> None:
 
 
 def open_index(path: Path) -> tantivy.Index:
-    """Open the index at ``path``, creating it (and the directory) when absent."""
+    """Open the index at ``path``, creating it (and the directory) when absent; raises
+    IndexFormatError for an index of another schema."""
     path.mkdir(parents=True, exist_ok=True)
-    index = tantivy.Index(build_schema(), path=str(path), reuse=True)
+    try:
+        index = tantivy.Index(build_schema(), path=str(path), reuse=True)
+    except ValueError as exc:
+        if "schema does not match" not in str(exc):
+            raise
+        raise IndexFormatError(
+            f"the search index in {path} was made by another version of trawl; "
+            f"rebuild it from the stored text with `trawl index --data {path.parent}`"
+        ) from None
     register(index)
     return index
 

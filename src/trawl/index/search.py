@@ -10,16 +10,26 @@ index that does not exist yet is an empty one until it appears.
 Results keep one hit per near-duplicate cluster (the best), ``size`` per page. The
 total is the number of matching pages; when collapsing removed pages beyond the
 ones fetched for this page, it is an upper bound (counting clusters exactly would
-cost a pass over every match).
+cost a pass over every match). The index stores no body: the text record of each hit
+shown is read from the text store (``<data>/text``, beside the index) for its
+snippet, one gzip member each.
+
+Typo correction gets ``correction_budget`` seconds of the searcher's clock; past it,
+the query runs with the corrections found so far and the answer says
+``correction_skipped`` (such an answer is not cached: the next try may do better).
+Searches hold no lock while they run: any number of threads may search at once, and
+tantivy lets go of the GIL while it searches.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import itertools
+import logging
 import os
 import threading
 import time
+import zlib
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -27,7 +37,9 @@ from pathlib import Path
 
 import tantivy
 
-from trawl.index.correct import Corrector
+from trawl.archive.segments import Location
+from trawl.archive.textstore import read_record
+from trawl.index.correct import Budget, Corrector
 from trawl.index.plan import Compiler, Plan
 from trawl.index.query import ParsedQuery, QueryError, Word, parse, rewrite
 from trawl.index.schema import (
@@ -35,14 +47,18 @@ from trawl.index.schema import (
     PLAIN,
     analyzer,
     body_field,
-    register,
+    normalise,
+    open_index,
     title_field,
 )
 from trawl.index.snippet import SNIPPET_CHARS, snippet
 
+log = logging.getLogger(__name__)
+
 MAX_SIZE = 100
 _MAX_COMBOS = 16  # combinations of correction candidates tried against the index
 MAX_RESULTS = 1000  # page * size: deeper paging is refused (it costs the whole prefix)
+CORRECTION_BUDGET = 0.05  # seconds
 
 
 @dataclass(frozen=True)
@@ -65,6 +81,7 @@ class SearchResults:
     corrected: str | None  # the query as run, when a word was corrected
     page: int
     size: int
+    correction_skipped: bool = False  # the budget ran out: some typos may be left
 
 
 def _stamp(index_dir: Path) -> tuple[int, int, int] | None:
@@ -96,8 +113,12 @@ class Searcher:
         cache_size: int = 1024,
         reload_interval: float = 1.0,
         clock: Callable[[], float] = time.monotonic,
+        text_dir: Path | None = None,
+        corrector: Corrector | None = None,
+        correction_budget: float = CORRECTION_BUDGET,
     ) -> None:
         self.index_dir = Path(index_dir)
+        self.text_dir = Path(text_dir) if text_dir is not None else self.index_dir.parent / "text"
         self._cache_size = cache_size
         self._reload_interval = reload_interval
         self._clock = clock
@@ -109,7 +130,8 @@ class Searcher:
         self._generation = 0
         self._checked = 0.0
         self._analyzers = {code: analyzer(code) for code in LANGUAGES}
-        self._corrector = Corrector()
+        self._corrector = corrector if corrector is not None else Corrector(self.index_dir)
+        self._budget = correction_budget
         self._closed = False
         self.reload()
 
@@ -126,11 +148,12 @@ class Searcher:
                 self._index, self._view = None, None
             else:
                 if self._index is None:
-                    index = tantivy.Index.open(str(self.index_dir))
-                    register(index)
+                    # Checks the schema: IndexFormatError for an older trawl's index.
+                    index = open_index(self.index_dir)
                     index.config_reader(reload_policy="manual")
                     self._index = index
                 self._index.reload()
+                self._corrector.reload()
                 self._generation += 1
                 self._view = _View(self._index, self._generation)
             self._stamp = stamp
@@ -187,8 +210,9 @@ class Searcher:
                     results = self._run(view, parsed, query, page, size)
                 took = (time.perf_counter() - started) * 1000
                 results = dataclasses.replace(results, took_ms=took)
-                self._store(key, results, view)
-                self._store(raw, results, view)
+                if not results.correction_skipped:
+                    self._store(key, results, view)
+                    self._store(raw, results, view)
                 return results
             self._store(raw, cached, self._view)
         took = (time.perf_counter() - started) * 1000
@@ -212,17 +236,21 @@ class Searcher:
                     self._cache.popitem(last=False)
 
     def _corrections(
-        self, view: _View, compiler: Compiler, parsed: ParsedQuery
+        self, view: _View, compiler: Compiler, parsed: ParsedQuery, budget: Budget
     ) -> list[tuple[Word, str]]:
         """Unknown words and their corrections: the likeliest combination of candidates
-        that finds something, else the likeliest."""
+        that finds something, else the likeliest (within the budget)."""
         unknown: list[tuple[Word, list[str]]] = []
         plain = self._analyzers[PLAIN]
         for word in parsed.words():
             tokens = plain.analyze(word.text)
             if len(tokens) != 1 or self._known(view, word.text):
                 continue
-            found = self._corrector.candidates(view.searcher, view.generation, tokens[0])
+            if not budget.left():
+                break
+            found = self._corrector.candidates(
+                view.searcher, self._analyzers, view.languages, tokens[0]
+            )
             if found:
                 unknown.append((word, found))
         if not unknown:
@@ -235,6 +263,8 @@ class Searcher:
             ),
         )
         for combo in ranked:
+            if not budget.left():
+                break
             fixes = {id(w): pick for pick, (w, _c) in zip(combo, unknown, strict=True)}
             try:
                 plan = compiler.compile(parsed.root, fixes)
@@ -261,7 +291,8 @@ class Searcher:
         self, view: _View, parsed: ParsedQuery, query: str, page: int, size: int
     ) -> SearchResults:
         compiler = Compiler(view.schema, view.languages, self._analyzers)
-        corrections = self._corrections(view, compiler, parsed)
+        budget = Budget(self._clock, self._clock() + self._budget)
+        corrections = self._corrections(view, compiler, parsed, budget)
         plan = compiler.compile(parsed.root, {id(w): fixed for w, fixed in corrections})
         corrected = rewrite(parsed, corrections) if corrections else None
         kept, total = self._collapsed(view, plan, page * size)
@@ -270,7 +301,7 @@ class Searcher:
             self._hit(view, plan, generators, score, addr)
             for score, addr in kept[(page - 1) * size :]
         ]
-        return SearchResults(query, hits, total, 0.0, corrected, page, size)
+        return SearchResults(query, hits, total, 0.0, corrected, page, size, budget.spent)
 
     def _collapsed(
         self, view: _View, plan: Plan, need: int
@@ -308,7 +339,7 @@ class Searcher:
     ) -> Hit:
         doc = view.searcher.doc(addr)
         code = str(doc.get_first("code") or PLAIN)
-        body = str(doc.get_first(body_field(code)) or "")
+        body = self._body(doc)
         generator = None
         if plan.highlight is not None:
             generator = generators.get(code)
@@ -320,12 +351,28 @@ class Searcher:
                 generator.set_max_num_chars(SNIPPET_CHARS)
                 generators[code] = generator
         language = doc.get_first("language")
+        text = tantivy.Document()  # what the generator highlights: the body as indexed
+        text.add_text(body_field(code), body)
         return Hit(
             title=str(doc.get_first(title_field(code)) or ""),
-            snippet=snippet(generator, doc, body),
+            snippet=snippet(generator, text, body),
             link=str(doc.get_first("url")),
             host=str(doc.get_first("host")),
             score=score,
             fetched_at=float(doc.get_first("fetched_at") or 0.0),
             language=str(language) if language else None,
         )
+
+    def _body(self, doc: tantivy.Document) -> str:
+        """The page's text as it was indexed, read from its text record ("" if lost)."""
+        where = Location(
+            str(doc.get_first("text_file")),
+            int(doc.get_first("text_offset") or 0),
+            int(doc.get_first("text_length") or 0),
+        )
+        try:
+            record = read_record(self.text_dir, where)
+        except (OSError, ValueError, EOFError, zlib.error) as exc:
+            log.warning("text record of %s unreadable: %s", doc.get_first("url"), exc)
+            return ""
+        return normalise(str(record.get("text") or ""))

@@ -11,11 +11,17 @@ on start, and the deletes make that a replacement, never a second copy.
 
 The crawl calls ``index_pending`` right after a database commit, so every page it
 reads is committed: a page whose parse was rolled back by a crash (and that might
-not be stored again on resume) is never indexed.
+not be stored again on resume) is never indexed. The index stores where each page's
+text record is, not the text: a committed record is never rewritten.
+
+After each commit the writer keeps the typo-correction lexicon up (``lexicon.py``).
+An index of an older schema is refused (``IndexFormatError``: rebuild it with
+``trawl index``), or, for that rebuild, removed first.
 """
 
 from __future__ import annotations
 
+import shutil
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -27,8 +33,9 @@ import xxhash
 
 from trawl.archive.textstore import read_record
 from trawl.errors import StorageError
+from trawl.index.lexicon import LexiconWriter
 from trawl.index.schema import (
-    VOCAB,
+    IndexFormatError,
     body_field,
     field_code,
     normalise,
@@ -80,6 +87,7 @@ class IndexDoc:
     language: str | None
     fetched_at: float
     cluster: str
+    where: Location  # the text record (title and text were read from it)
 
 
 def cluster_key(cluster: str) -> int:
@@ -101,10 +109,11 @@ def doc_from(page: PageRecord, record: dict[str, Any]) -> IndexDoc:
         language=page.language,
         fetched_at=float(page.fetched_at),
         cluster=str(cluster or page.content_hash),
+        where=page.text,
     )
 
 
-def _document(doc: IndexDoc) -> tantivy.Document:
+def _document(doc: IndexDoc, code: str, title: str, text: str) -> tantivy.Document:
     # Typed adds only: an int passed where the schema wants u64 panics tantivy's
     # indexing thread and poisons the writer.
     d = tantivy.Document()
@@ -117,13 +126,12 @@ def _document(doc: IndexDoc) -> tantivy.Document:
         d.add_text("language", doc.language)
     d.add_float("fetched_at", doc.fetched_at)
     d.add_unsigned("cluster", cluster_key(doc.cluster))
-    code = field_code(doc.language)
     d.add_text("code", code)
-    title, text = normalise(doc.title), normalise(doc.text)
+    d.add_text("text_file", doc.where.file)
+    d.add_unsigned("text_offset", doc.where.offset)
+    d.add_unsigned("text_length", doc.where.length)
     d.add_text(title_field(code), title)
     d.add_text(body_field(code), text)
-    d.add_text(VOCAB, title)
-    d.add_text(VOCAB, text)
     return d
 
 
@@ -134,17 +142,30 @@ class IndexStats:
 
 
 class Indexer:
-    """The one writer of ``index_dir`` (raises StorageError if another holds it)."""
+    """The one writer of ``index_dir`` (raises StorageError if another holds it, and
+    IndexFormatError for an index of an older schema unless ``replace_old``)."""
 
     def __init__(
-        self, index_dir: Path, *, heap_bytes: int = _HEAP_BYTES, threads: int = _THREADS
+        self,
+        index_dir: Path,
+        *,
+        heap_bytes: int = _HEAP_BYTES,
+        threads: int = _THREADS,
+        replace_old: bool = False,
     ) -> None:
         self.index_dir = index_dir
-        self._index = open_index(index_dir)
+        try:
+            self._index = open_index(index_dir)
+        except IndexFormatError:
+            if not replace_old:
+                raise
+            shutil.rmtree(index_dir)
+            self._index = open_index(index_dir)
         try:
             self._writer = self._index.writer(heap_size=heap_bytes, num_threads=threads)
         except ValueError as exc:
             raise StorageError(f"{index_dir}: the index is in use by another writer") from exc
+        self._lexicon = LexiconWriter(index_dir)
         self.stats = IndexStats()
 
     # -- the steps (the crawl runs ``docs`` and ``write`` off its event loop) --------
@@ -172,11 +193,16 @@ class Indexer:
         """Add ``docs`` (replacing earlier versions) and commit; returns the opstamp."""
         started = time.perf_counter()
         w = self._writer
+        texts: list[tuple[str, str]] = []
         for doc in docs:
+            code = field_code(doc.language)
+            title, text = normalise(doc.title), normalise(doc.text)
             w.delete_documents_by_term("url", doc.url)
             w.delete_documents_by_term("key", doc.key)
-            w.add_document(_document(doc))
+            w.add_document(_document(doc, code, title, text))
+            texts.append((code, f"{title}\n{text}"))
         opstamp = w.commit()
+        self._lexicon.update(self._index, texts)
         self.stats.documents += len(docs)
         self.stats.seconds += time.perf_counter() - started
         return opstamp
@@ -196,10 +222,12 @@ class Indexer:
         """Delete every document (``trawl index`` rebuilds from the text store)."""
         self._writer.delete_all_documents()
         self._writer.commit()
+        self._lexicon.clear()
 
     def close(self) -> None:
         """Let merges finish and free the writer lock."""
         try:
+            self._lexicon.close()
             self._writer.wait_merging_threads()
         finally:
             del self._writer

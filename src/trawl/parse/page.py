@@ -17,7 +17,7 @@ from trawl import urls
 from trawl.dedup.minhash import MinHasher, Signature
 from trawl.errors import UrlError
 from trawl.parse import directives, tdm
-from trawl.parse.charset import decode_html
+from trawl.parse.charset import decode_page
 from trawl.parse.extract import extract_from_tree, parse_html
 from trawl.parse.language import identify
 from trawl.parse.quality import QualitySignals, quality_signals
@@ -70,6 +70,9 @@ class ParsedPage:
     quality: QualitySignals | None = None
     near_signature: Signature | None = None  # MinHash of the main text
     error: str | None = None
+    # Why the body is not a text document ("binary content", "undecodable text"):
+    # then nothing else is taken from it.
+    not_text: str | None = None
     meta: dict[str, str] = field(default_factory=dict)
 
     @property
@@ -100,7 +103,10 @@ def _header_values(headers: Sequence[tuple[str, str]], name: str) -> list[str]:
 
 
 def _parse(job: ParseJob, options: ParseOptions) -> ParsedPage:
-    html, encoding = decode_html(job.body, content_type=job.content_type)
+    decoded = decode_page(job.body, content_type=job.content_type)
+    html, encoding = decoded.text, decoded.encoding
+    if decoded.problem is not None:
+        return ParsedPage(url=job.url, encoding=encoding, not_text=decoded.problem)
     try:
         tree = parse_html(html)
     except Exception:

@@ -1,14 +1,16 @@
 """The parse stage's second half, in the crawler process: what a parsed page leads to.
 
 Workers return a ``ParsedPage``; here it meets the durable state, in this order:
-canonical (a page that names another URL as canonical is not kept; that URL is
-offered instead), exact duplicate (a text already kept is recorded as a duplicate of
-its first URL and its links are not followed), near duplicate (the same, against the
-near-duplicate index), links (unless nofollow), noindex, opt-outs (a training crawl
-keeps no text whose owner reserved it: ``noai``, TDMRep), quality thresholds (off by
-default), then the text record with its provenance. The page leaves the parse queue
-in the same commit, so a crash before it simply parses the page again. Each outcome
-also feeds the host duplicate tracker, which may demote the host in the frontier.
+a body that is not text (``binary content``, ``undecodable text``: recorded as the
+outcome, nothing else done), canonical (a page that names another URL as canonical
+is not kept; that URL is offered instead), exact duplicate (a text already kept is
+recorded as a duplicate of its first URL and its links are not followed), near
+duplicate (the same, against the near-duplicate index), links (unless nofollow),
+noindex, opt-outs (a training crawl keeps no text whose owner reserved it: ``noai``,
+TDMRep), quality thresholds (off by default), then the text record with its
+provenance. The page leaves the parse queue in the same commit, so a crash before it
+simply parses the page again. Each outcome also feeds the host duplicate tracker,
+which may demote the host in the frontier.
 """
 
 from __future__ import annotations
@@ -139,6 +141,8 @@ class ParseStage:
         depth = int(job["depth"])
         if page.error:
             return f"error {page.error}", None, None
+        if page.not_text:  # binary or undecodable: no text, no links, nothing indexed
+            return page.not_text, None, None
         final_url = job["final_url"]
         if page.canonical and page.canonical != final_url:
             result = self._admission.offer([Candidate(page.canonical, depth=depth)], now=now)

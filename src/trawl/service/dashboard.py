@@ -55,6 +55,7 @@ class DashboardRoutes:
         },
     }
     openapi_schemas: Mapping[str, Any] = {}
+    public_paths = ("/crawls/assets/",)  # package files: no read token needed
 
     def __init__(self, data_dir: Path) -> None:
         self._dir = resources.files("trawl.web") / "dashboard"

@@ -21,8 +21,9 @@ SECURITY_SCHEMES = {
     BEARER: {
         "type": "http",
         "scheme": "bearer",
-        "description": "The service token: printed once on the first start of `trawl serve` "
-        "and kept in DATA/service-token, or set with TRAWL_TOKEN.",
+        "description": "The service (control) token: printed once on the first start of "
+        "`trawl serve` and kept in DATA/service-token, or set with TRAWL_TOKEN. It grants "
+        "reads too where they need a token.",
     }
 }
 
@@ -118,12 +119,16 @@ SCHEMAS: dict[str, Any] = {
                 "type": "array",
                 "items": {"type": "string"},
                 "description": "CIDR networks the crawl may reach although private or "
-                "loopback (e.g. 127.0.0.0/8 for a local test web)",
+                "loopback (e.g. 127.0.0.0/8 for a local test web); each must lie within a "
+                "network the server's operator allows (`trawl serve --allow-network`, none "
+                "by default), else 400 naming `allow_networks[i]`",
             },
             "resolve": {
                 "type": "object",
                 "additionalProperties": {"type": "string"},
-                "description": "host name -> IP address, used instead of DNS",
+                "description": "host name -> IP address, used instead of DNS; an address "
+                "that is not public must lie within a network the server's operator allows, "
+                "else 400 naming `resolve.HOST`",
             },
             "strip_tracking": {"type": "boolean"},
             "quality": _enum(QUALITIES),

@@ -1,6 +1,7 @@
 """The service's routes on ``trawl serve``: crawl control, progress, pages, hosts,
-events (SSE) and ``/metrics``. Reads are open; anything that changes state needs the
-bearer token (compared in constant time), else 401.
+events (SSE) and ``/metrics``. Anything that changes state needs the bearer token
+(compared in constant time), else 401; reads are open on a loopback bind, and need the
+read token or this token elsewhere (checked by the app: ``trawl.api.guard``).
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ import asyncio
 import hmac
 import logging
 import os
-import secrets
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +19,9 @@ from aiohttp import web
 from prometheus_client import CollectorRegistry
 from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
 
-from trawl.api.app import json_error, json_response
+from trawl.api import guard
+from trawl.api._json import json_error, json_response
+from trawl.fetch.address import IPNetwork
 from trawl.logs import setup_logging
 from trawl.service import openapi
 from trawl.service.events import EventTail
@@ -36,17 +39,7 @@ TOKEN_FILE = "service-token"
 
 def load_token(data_dir: Path) -> tuple[str, bool]:
     """The token (TRAWL_TOKEN, else DATA/service-token, else a new one) and if it is new."""
-    given = os.environ.get("TRAWL_TOKEN")
-    if given:
-        return given, False
-    path = data_dir / TOKEN_FILE
-    if path.exists():
-        return path.read_text().strip(), False
-    token = secrets.token_urlsafe(32)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(fd, "w") as f:
-        f.write(token + "\n")
-    return token, True
+    return guard.load_token(data_dir / TOKEN_FILE, os.environ.get("TRAWL_TOKEN"))
 
 
 class ServiceRoutes:
@@ -54,8 +47,10 @@ class ServiceRoutes:
     openapi_schemas = openapi.SCHEMAS
     openapi_security_schemes = openapi.SECURITY_SCHEMES
 
-    def __init__(self, data_dir: Path) -> None:
+    def __init__(self, data_dir: Path, *, allow_networks: Sequence[IPNetwork] = ()) -> None:
         self.data_dir = data_dir
+        # The operator's ceiling on what an API crawl may open (trawl serve --allow-network).
+        self.allow_networks = tuple(allow_networks)
         self.manager = CrawlManager(
             data_dir, max_running=int(os.environ.get("TRAWL_MAX_CRAWLS", "8"))
         )
@@ -63,6 +58,11 @@ class ServiceRoutes:
         self._closing = asyncio.Event()
         self.registry = CollectorRegistry(auto_describe=False)
         self.registry.register(CrawlCollector(self._crawl_dirs))
+
+    @property
+    def read_tokens(self) -> tuple[str, ...]:
+        """The control token grants reads too (where reads need a token)."""
+        return (self._token,) if self._token else ()
 
     def _crawl_dirs(self) -> list[tuple[str, Path, str]]:
         m = self.manager
@@ -145,7 +145,7 @@ class ServiceRoutes:
         except orjson.JSONDecodeError:
             return json_error(400, "the body is not JSON", {"body": "not JSON"})
         try:
-            spec = check_spec(body)
+            spec = check_spec(body, allow_networks=self.allow_networks)
         except SpecError as exc:
             return json_error(400, f"invalid crawl request: {exc}", exc.fields)
         try:

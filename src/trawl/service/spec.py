@@ -3,18 +3,23 @@
 Every bad field gets its own message (``{"fields": {"seeds[1]": "..."}}``), and the
 result is also built into a real ``CrawlConfig`` before anything starts, so a request
 that passes here is one the crawler accepts.
+
+The networks a request may open to the crawler (``allow_networks``, and the addresses
+of ``resolve``) must lie within the ceiling the server's operator set (``trawl serve
+--allow-network``; none by default): a token holder cannot turn the address guard off.
 """
 
 from __future__ import annotations
 
 import ipaddress
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, get_args
 
 from trawl import urls
 from trawl.config import CrawlConfig, Purpose, Scope, Timeouts, load_config
 from trawl.errors import ConfigError, UrlError
+from trawl.fetch.address import AddressGuard, IPNetwork
 
 MAX_SEEDS = 10_000
 PRIORITIES = {"normal": 0, "low": 10, "idle": 19}  # the crawl's processes' nice value
@@ -87,9 +92,19 @@ def _strings(value: Any, *, max_items: int) -> str | None:
     return None
 
 
+def _within(network: IPNetwork, ceiling: Sequence[IPNetwork]) -> bool:
+    return any(
+        network.version == top.version and network.subnet_of(top)  # type: ignore[arg-type]
+        for top in ceiling
+    )
+
+
 class _Checker:
-    def __init__(self, body: Mapping[str, Any]) -> None:
+    def __init__(self, body: Mapping[str, Any], ceiling: Sequence[IPNetwork]) -> None:
         self.body = body
+        self.ceiling = tuple(ceiling)
+        # The crawler's own guard, opened only as far as the operator allows.
+        self.guard = AddressGuard(self.ceiling)
         self.errors: dict[str, str] = {}
         self.out: dict[str, Any] = {}
 
@@ -236,15 +251,22 @@ class _Checker:
             if problem:
                 self.errors[key] = problem
 
+    def _beyond(self, what: str) -> str:
+        allowed = ", ".join(str(n) for n in self.ceiling) or "none"
+        return f"{what} is beyond what this server allows ({allowed}; trawl serve --allow-network)"
+
     def _network(self) -> None:
         nets = self._get("allow_networks", [])
         problem = _strings(nets, max_items=100)
         if problem is None:
             for i, net in enumerate(nets):
                 try:
-                    ipaddress.ip_network(net.strip(), strict=False)
+                    network = ipaddress.ip_network(net.strip(), strict=False)
                 except ValueError:
                     self.errors[f"allow_networks[{i}]"] = "not a network (CIDR)"
+                    continue
+                if not _within(network, self.ceiling):
+                    self.errors[f"allow_networks[{i}]"] = self._beyond(str(network))
             self.out["allow_networks"] = nets
         else:
             self.errors["allow_networks"] = problem
@@ -253,12 +275,18 @@ class _Checker:
             self.errors["resolve"] = "must be an object of host name to IP address"
             return
         for host, ip in resolve.items():
+            key = f"resolve.{str(host)[:100]}"
             try:
-                ipaddress.ip_address(ip if isinstance(ip, str) else "")
+                address = ipaddress.ip_address(ip if isinstance(ip, str) else "")
             except ValueError:
-                self.errors[f"resolve.{str(host)[:100]}"] = "must be an IP address"
+                self.errors[key] = "must be an IP address"
+            else:
+                # A name pinned to a private address is a second way past the guard.
+                reason = self.guard.check_ip(address)
+                if reason is not None:
+                    self.errors[key] = self._beyond(f"{address} ({reason})")
             if not host or any(ch.isspace() or ch in "=#/" for ch in host):
-                self.errors[f"resolve.{str(host)[:100]}"] = "not a host name"
+                self.errors[key] = "not a host name"
         self.out["resolve"] = resolve
 
     def _flags(self) -> None:
@@ -269,11 +297,15 @@ class _Checker:
             self.out["strip_tracking"] = value
 
 
-def check_spec(body: Any) -> dict[str, Any]:
-    """The request, checked and with defaults filled in; raises ``SpecError``."""
+def check_spec(body: Any, *, allow_networks: Sequence[IPNetwork] = ()) -> dict[str, Any]:
+    """The request, checked and with defaults filled in; raises ``SpecError``.
+
+    ``allow_networks`` is the operator's ceiling: each network the request opens, and
+    each non-public address it resolves a name to, must lie within one of them.
+    """
     if not isinstance(body, dict):
         raise SpecError({"body": "must be a JSON object"})
-    spec = _Checker(body).run()
+    spec = _Checker(body, allow_networks).run()
     try:
         to_config(spec, Path("/nonexistent/check-only"))
     except ConfigError as exc:

@@ -38,7 +38,10 @@ class ExpectedCrawl:
     - ``statuses`` (None: no valid response expected), ``redirects`` (URL -> target),
       ``canonical`` (URL -> its different canonical URL), ``depths``;
     - ``opted_out``: pages carrying an AI / TDM opt-out for a training crawl, and
-      ``licenses`` (page -> licence URL).
+      ``licenses`` (page -> licence URL);
+    - ``refused``: requested URLs that answer 200 but are no document, with the start
+      of the reason a correct crawl records (an undecodable content coding, binary
+      content): no text is kept for them and their links are not followed.
     """
 
     seeds: tuple[str, ...]
@@ -54,6 +57,7 @@ class ExpectedCrawl:
     depths: Mapping[str, int]
     opted_out: frozenset[str]
     licenses: Mapping[str, str]
+    refused: Mapping[str, str]
 
 
 def _is_address(host: str) -> bool:
@@ -105,6 +109,7 @@ def expect(
     canonical: dict[str, str] = {}
     depths: dict[str, int] = {}
     licenses: dict[str, str] = {}
+    refused: dict[str, str] = {}
 
     def push(depth: int, url: str, hops: int = 0) -> None:
         nonlocal counter
@@ -146,6 +151,9 @@ def expect(
             else:
                 push(depth, redirects[url], hops + 1)
             continue
+        if resource.status == 200 and resource.refused is not None:
+            refused[url] = resource.refused
+            continue
         if resource.status != 200 or not resource.is_html or resource.oversized:
             continue
         if resource.canonical is not None and normal_url(resource.canonical) != url:
@@ -182,6 +190,7 @@ def expect(
         depths=depths,
         opted_out=frozenset(opted_out),
         licenses=licenses,
+        refused=refused,
     )
 
 

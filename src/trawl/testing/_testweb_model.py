@@ -58,6 +58,11 @@ class Resource:
     oversized: bool = False
     modeled: bool = True
     note: str = ""
+    # A 200 answer that is no document, and the reason a correct crawler records for
+    # it (the recorded reason starts with this): "content-encoding ..." for a body in
+    # a coding it did not offer or cannot decode, "binary content" for bytes that are
+    # not text. Its links are not followed.
+    refused: str | None = None
 
     def directive_applies(self, token: str, agents: Iterable[str]) -> bool:
         wanted = {a.lower() for a in agents}

@@ -232,7 +232,8 @@ def bodies(ctx: Context) -> Site:
         await response.write_eof()
         return response
 
-    r["/gzip-bomb"] = Resource(200, HTML, serve=bomb, oversized=True)
+    # What the cap keeps is the prefix and zeros: no text.
+    r["/gzip-bomb"] = Resource(200, HTML, serve=bomb, oversized=True, refused="binary content")
     plain = document("Not compressed", "<p>This body claims gzip but is plain.</p>")
     r["/wrong-encoding"] = Resource(
         200,

@@ -71,6 +71,18 @@ bodies.test
   /malformed-target); /charset/latin1-header-utf8-body; /charset/cp1251-meta (no
   header charset, meta windows-1251, cp1251 bytes); /charset/shift-jis; /xhtml
   (application/xhtml+xml).
+encodings.test (``refused`` on a resource names the outcome the oracle expects)
+  /coding/br /coding/zstd (a page in a coding the crawler offers; links /via/br,
+  /via/zstd); /coding/unknown-binary (bzip2), /coding/compress, /coding/stacked
+  ("gzip, br"), /coding/br-noise (br label, random bytes brotli rejects),
+  /coding/gzip-noise (gzip label, random bytes): no document, the content coding is
+  refused; /coding/br-stored-noise (random bytes brotli reads as stored data);
+  /coding/br-bomb /coding/zstd-bomb (inflate to ``bomb_bytes`` of zeros after an HTML
+  prefix); /charset/utf16-header-ascii-body /charset/utf32-header-ascii-body (English
+  ASCII under a lying charset); /charset/utf16-undeclared (UTF-16LE, no BOM, no
+  charset); /charset/few-bad-bytes (UTF-8 with four bad bytes); /binary/random
+  /binary/nuls /binary/png /binary/zip /binary/random-utf8-label (as text/html):
+  binary content.
 content.test and mirror.test
   /articles/1../5 (distinct, one template); /dup/a /dup/b and mirror.test/articles/1:
   the same bytes as /articles/1; /near/1../3: /articles/2's text with other dates, ads,
@@ -110,6 +122,7 @@ from aiohttp import web
 from trawl.testing import _testweb_sites_basic as basic
 from trawl.testing import _testweb_sites_broken as broken
 from trawl.testing import _testweb_sites_content as content
+from trawl.testing import _testweb_sites_decoding as decoding
 from trawl.testing import _testweb_sites_traps as traps
 from trawl.testing._sample_text import text_generator
 from trawl.testing._testweb_expect import ExpectedCrawl, expect, robots_violations
@@ -190,6 +203,7 @@ class TestWeb:
             broken.errors(ctx),
             broken.slow(ctx),
             broken.bodies(ctx),
+            decoding.decoding(ctx),
             *content.content(ctx),
             *content.ai(ctx),
             traps.traps(ctx),

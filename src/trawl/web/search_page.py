@@ -17,7 +17,14 @@ from urllib.parse import urlencode, urlsplit
 
 from aiohttp import web
 
-from trawl.api.query import DEFAULT_SIZE, MAX_QUERY_CHARS, MAX_RESULTS, ParamError, parse_params
+from trawl.api.query import (
+    DEFAULT_SIZE,
+    MAX_QUERY_CHARS,
+    MAX_RESULTS,
+    ParamError,
+    parse_params,
+    query_params,
+)
 from trawl.api.search import NoIndexError
 
 if TYPE_CHECKING:
@@ -118,6 +125,11 @@ def _count(total: int, took_ms: float, page: int) -> str:
 def render_results(results: SearchResults, original: str) -> str:
     e = html.escape
     parts = [_count(results.total, results.took_ms, results.page)]
+    if results.correction_skipped:
+        parts.append(
+            '<p class="corrected skipped">Spelling correction ran out of time: some '
+            "words may have been searched as typed.</p>"
+        )
     if results.corrected and results.corrected != original:
         parts.append(
             '<p class="corrected">Showing results for '
@@ -173,18 +185,18 @@ class SearchPage:
         return web.Response(text=body, status=status, content_type="text/html", charset="utf-8")
 
     async def page(self, request: web.Request) -> web.Response:
-        raw = request.query.get("query", "")
+        raw = request.query.get("query", "")  # bytes not UTF-8 shown as U+FFFD
         shown = raw[:MAX_QUERY_CHARS]
         if not raw.strip() and "page" not in request.query and "size" not in request.query:
             hint = '<p class="hint">Words, "exact phrases", AND, OR, NOT. Typos are forgiven.</p>'
             return self._page("", hint, home=True)
         try:
-            params = parse_params(request.query)
+            params = parse_params(query_params(request.rel_url.raw_query_string))
         except ParamError as exc:
             problems = "; ".join(f"{k} {v}" for k, v in exc.fields.items())
             return self._page(shown, _notice("bad", "That search cannot run", problems), status=400)
         try:
-            results = self._routes.run(params)
+            results = await self._routes.run(params)
         except NoIndexError as exc:
             return self._page(params.query, _notice("wait", "No index yet", str(exc)), status=503)
         except self._routes.query_errors as exc:

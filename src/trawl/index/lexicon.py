@@ -1,0 +1,228 @@
+"""The lexicon: the words typo correction draws from, kept on disk beside the index.
+
+A small tantivy index in ``<index>/lexicon/``: one document per word (unstemmed,
+folded: what the plain analyzer makes of it), its document frequency as last counted
+in a fast field. Searchers open it like the main index and look words up with
+tantivy's Levenshtein automaton over its term dictionary (in Rust, a fraction of a
+millisecond), so nothing is built at query time.
+
+The index writer keeps it up (``LexiconWriter.update`` after each commit of the
+main index): the words of the batch it does not hold yet are admitted when the index
+holds them in at least ``min_df`` documents: 2, or 1 while the index is small (under
+1,000 documents, and while the lexicon has room for words seen once). Words seen in
+one document only are mostly typos themselves, and in an odd vocabulary (random
+strings, identifiers) they are nearly all the words: leaving them out keeps the
+lexicon a small fraction of the index. A word's document frequency is that of its
+stem in the title or body of its language (the larger), which the main index knows
+without a field of its own. A word seen in its second document is looked up then,
+so only words new to the lexicon cost a lookup.
+
+The counts go stale as pages are replaced, and the rare words admitted while the
+index was small outlive that: the writer compacts the lexicon (counts again, drops
+what fell under ``min_df``, keeps the ``MAX_WORDS`` commonest) when the index crosses
+1,000 documents, whenever it has doubled since, and when the lexicon is over its
+bound. The main index commits first; a crash before the lexicon's commit loses that
+batch's new words until they are seen again. Searchers reload the lexicon when they
+reload the index, so they may see it one batch behind.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import tantivy
+
+from trawl.index.schema import LANGUAGES, PLAIN, analyzer, body_field, title_field
+
+MAX_WORDS = 1_000_000
+MAX_WORD = 40  # characters
+RARE_CUTOFF_DOCS = 1000  # from this many documents on, words of one document are out
+_SMALL = 20_000  # words of one document are admitted while the lexicon is smaller
+_HEAP_BYTES = 16 * 1024 * 1024  # tantivy's least
+
+
+def lexicon_dir(index_dir: Path) -> Path:
+    return index_dir / "lexicon"
+
+
+def _schema() -> tantivy.Schema:
+    b = tantivy.SchemaBuilder()
+    b.add_text_field("w", stored=True, tokenizer_name="raw", index_option="basic")
+    b.add_unsigned_field("df", fast=True)
+    return b.build()
+
+
+def _open(path: Path) -> tantivy.Index:
+    path.mkdir(parents=True, exist_ok=True)
+    return tantivy.Index(_schema(), path=str(path), reuse=True)
+
+
+def stem_df(
+    searcher: tantivy.Searcher,
+    analyzers: Mapping[str, tantivy.TextAnalyzer],
+    codes: Sequence[str],
+    word: str,
+) -> int:
+    """How many documents hold ``word``, by its stem in each language of ``codes``
+    (the larger of title and body; a document counts once per language)."""
+    total = 0
+    for code in codes:
+        tokens = analyzers[code].analyze(word)
+        if len(tokens) != 1:
+            continue
+        stem = tokens[0]
+        total += max(
+            searcher.doc_freq(body_field(code), stem), searcher.doc_freq(title_field(code), stem)
+        )
+    return total
+
+
+def _word(word: str) -> bool:
+    return len(word) <= MAX_WORD and word.isalpha()
+
+
+class LexiconWriter:
+    """The one writer of ``<index>/lexicon`` (the main index's writer holds it)."""
+
+    def __init__(self, index_dir: Path) -> None:
+        self._index = _open(lexicon_dir(index_dir))
+        self._writer = self._index.writer(heap_size=_HEAP_BYTES, num_threads=1)
+        self._index.reload()
+        searcher = self._index.searcher()
+        self._known = {str(t) for t, _df in searcher.terms_with_prefix("w", "")}
+        self._analyzers = {PLAIN: analyzer(PLAIN)}
+        self._compacted_at: int | None = None  # num_docs at the last compaction
+
+    def _analyzer(self, code: str) -> tantivy.TextAnalyzer:
+        a = self._analyzers.get(code)
+        if a is None:
+            a = self._analyzers[code] = analyzer(code)
+        return a
+
+    def update(self, index: tantivy.Index, texts: Sequence[tuple[str, str]]) -> None:
+        """After a commit of ``index``: admit the new words of ``texts`` ((field code,
+        normalised title and body) of each document added), and compact when due."""
+        plain = self._analyzer(PLAIN)
+        counts: dict[str, int] = {}
+        where: dict[str, str] = {}  # the language of the word's first document
+        for code, text in texts:
+            for word in set(plain.analyze(text)).difference(self._known):
+                if _word(word):
+                    counts[word] = counts.get(word, 0) + 1
+                    where.setdefault(word, code)
+        index.reload()
+        searcher = index.searcher()
+        num_docs = searcher.num_docs
+        if self._compacted_at is None:
+            self._compacted_at = num_docs
+        min_df = self._min_df(num_docs)
+        added: list[str] = []
+        doc_freq = searcher.doc_freq
+        for word, n in counts.items():
+            df = n
+            if n < min_df:
+                # Seen once in the batch: in another document already? (Its body, as
+                # titles repeat their bodies' words; compaction counts both.)
+                code = where[word]
+                if code == PLAIN:
+                    stem = word
+                else:
+                    tokens = self._analyzer(code).analyze(word)
+                    if len(tokens) != 1:
+                        continue
+                    stem = tokens[0]
+                df = doc_freq(body_field(code), stem)
+                if df < min_df:
+                    continue
+            self._writer.add_document(self._doc(word, df))
+            added.append(word)
+            if min_df == 1 and len(self._known) + len(added) >= _SMALL:
+                min_df = 2
+        if added:
+            self._writer.commit()
+            self._known.update(added)
+        done = self._compacted_at
+        if (
+            (done < RARE_CUTOFF_DOCS <= num_docs)
+            or (num_docs >= RARE_CUTOFF_DOCS and num_docs >= 2 * done)
+            or len(self._known) > MAX_WORDS
+        ):
+            self.compact(searcher)
+
+    def _min_df(self, num_docs: int) -> int:
+        return 1 if num_docs < RARE_CUTOFF_DOCS and len(self._known) < _SMALL else 2
+
+    @staticmethod
+    def _doc(word: str, df: int) -> tantivy.Document:
+        d = tantivy.Document()
+        d.add_text("w", word)
+        d.add_unsigned("df", df)
+        return d
+
+    def compact(self, searcher: tantivy.Searcher) -> None:
+        """Count every word again on ``searcher``; keep those still common enough."""
+        codes = [c for c in LANGUAGES if searcher.doc_freq("code", c) > 0]
+        analyzers = {c: self._analyzer(c) for c in codes}
+        num_docs = searcher.num_docs
+        min_df = 1 if num_docs < RARE_CUTOFF_DOCS else 2
+        counted = ((stem_df(searcher, analyzers, codes, w), w) for w in self._known)
+        kept = [(df, w) for df, w in counted if df >= min_df]
+        if len(kept) > MAX_WORDS:
+            kept = heapq.nlargest(MAX_WORDS, kept)
+        self._writer.delete_all_documents()
+        for df, word in kept:
+            self._writer.add_document(self._doc(word, df))
+        self._writer.commit()
+        self._known = {w for _df, w in kept}
+        self._compacted_at = num_docs
+
+    def clear(self) -> None:
+        self._writer.delete_all_documents()
+        self._writer.commit()
+        self._known = set()
+        self._compacted_at = None
+
+    def close(self) -> None:
+        try:
+            self._writer.wait_merging_threads()
+        finally:
+            del self._writer
+            del self._index
+
+
+class Lexicon:
+    """Read side: the words near a word (any number of readers, any process)."""
+
+    def __init__(self, index_dir: Path) -> None:
+        self._path = lexicon_dir(index_dir)
+        self._index: tantivy.Index | None = None
+        self._searcher: tantivy.Searcher | None = None
+        self._schema = _schema()
+
+    def reload(self) -> None:
+        """Pick up the writer's latest commit (the searcher calls it when it reloads)."""
+        if self._index is None:
+            if not (self._path / "meta.json").exists():
+                return
+            index = tantivy.Index.open(str(self._path))
+            index.config_reader(reload_policy="manual")
+            self._index = index
+        self._index.reload()
+        self._searcher = self._index.searcher()
+
+    def near(self, word: str, distance: int, limit: int) -> list[str]:
+        """Up to ``limit`` words within ``distance`` edits of ``word`` (a transposition
+        is one), the more frequent first."""
+        searcher = self._searcher
+        if searcher is None:
+            return []
+        q = tantivy.Query.fuzzy_term_query(self._schema, "w", word, distance, True)
+        hits = searcher.search(q, limit, count=False, order_by_field="df").hits
+        out = []
+        for _df, addr in hits:
+            found = searcher.doc(addr).get_first("w")
+            if isinstance(found, str):
+                out.append(found)
+        return out
