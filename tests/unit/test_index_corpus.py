@@ -10,11 +10,12 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from trawl.archive.segments import Location, Position, SegmentLog
 from trawl.archive.textstore import TextStore
 from trawl.index import Indexer, Searcher
 from trawl.index.writer import CommittedTexts, IndexDoc
+from trawl.models import Location, Position
 from trawl.storage.base import PageRecord
+from trawl.storage.local.segments import SegmentLog
 from trawl.storage.sqlite.db import Database
 from trawl.storage.sqlite.pages import SqlitePageStore
 from trawl.testing._sample_site import distinctive_phrase

@@ -37,7 +37,6 @@ from pathlib import Path
 
 import tantivy
 
-from trawl.archive.segments import Location
 from trawl.archive.textstore import read_record
 from trawl.index.correct import Budget, Corrector
 from trawl.index.plan import Compiler, Plan
@@ -52,6 +51,7 @@ from trawl.index.schema import (
     title_field,
 )
 from trawl.index.snippet import SNIPPET_CHARS, snippet
+from trawl.models import Location
 
 log = logging.getLogger(__name__)
 
