@@ -13,7 +13,7 @@ import os
 import time
 from bisect import bisect_left
 from collections import Counter, deque
-from dataclasses import asdict
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -22,7 +22,7 @@ import orjson
 from trawl.models import UrlStatus
 
 if TYPE_CHECKING:
-    from trawl.crawl import Crawl
+    from trawl.storage.base import CrawlReader
 
 # Seconds; fetches span a fast loopback answer to a slow overseas server.
 FETCH_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
@@ -61,18 +61,10 @@ class Telemetry:
         self.host_errors: Counter[str] = Counter()
         self.history: deque[tuple[float, float]] = deque(maxlen=HISTORY)
 
-    def seed_hosts(self, crawl: Crawl) -> None:
+    def seed_hosts(self, reader: CrawlReader) -> None:
         """Start per-host tallies from the store, so a resumed crawl keeps its top hosts."""
-        conn = crawl.db.conn
-        for host, n in conn.execute("SELECT host, count(*) FROM fetches GROUP BY host"):
-            self.host_pages[host] = n
-        rows = conn.execute(
-            "SELECT h.name, count(*) FROM urls u JOIN hosts h ON h.id = u.host_id "
-            "WHERE u.status = ? GROUP BY h.name",
-            (int(UrlStatus.FAILED),),
-        )
-        for host, n in rows:
-            self.host_errors[host] = n
+        self.host_pages.update(reader.fetches_by_host())
+        self.host_errors.update(reader.failed_by_host())
 
     def fetch_done(self, host: str, status: UrlStatus | None, seconds: float) -> None:
         self.fetch_latency.observe(seconds)
@@ -81,16 +73,24 @@ class Telemetry:
         elif status in _ERROR_STATES:
             self.host_errors[host] += 1
 
-    def progress(self, crawl: Crawl, *, state: str, crawl_id: str) -> dict[str, Any]:
-        snap = crawl.snapshot()
-        self.history.append((round(time.time(), 3), round(snap.pages_per_second, 3)))
+    def progress(
+        self,
+        *,
+        snapshot: Mapping[str, Any],
+        counters: Mapping[str, int],
+        state: str,
+        crawl_id: str,
+    ) -> dict[str, Any]:
+        """The progress document of one crawl (``snapshot``: ``Crawl.snapshot()`` as a dict)."""
+        rate = float(snapshot.get("pages_per_second", 0.0))
+        self.history.append((round(time.time(), 3), round(rate, 3)))
         return {
             "crawl": crawl_id,
             "state": state,
             "pid": os.getpid(),
             "updated": time.time(),
-            "snapshot": asdict(snap),
-            "counters": crawl.counters.all(),
+            "snapshot": dict(snapshot),
+            "counters": dict(counters),
             "fetch_latency": self.fetch_latency.as_dict(),
             "parse_latency": self.parse_latency.as_dict(),
             "top_hosts_by_pages": _top(self.host_pages),

@@ -25,11 +25,12 @@ from typing import Any, ClassVar
 
 from aiohttp import web
 
-from trawl.api.app import json_error, json_response
+from trawl.api._json import json_error, json_response
 from trawl.api.query import ParamError, SearchParams, parse_params, query_params
 from trawl.api.search_openapi import SEARCH_PATHS, SEARCH_SCHEMAS
 from trawl.index import Hit, QueryError, Searcher, SearchResults
-from trawl.index.schema import IndexFormatError, index_exists
+from trawl.index.schema import IndexFormatError, NoIndexError, index_exists
+from trawl.web.search_page import SearchPage
 
 log = logging.getLogger("trawl.api.search")
 
@@ -38,10 +39,6 @@ __all__ = ["NoIndexError", "SearchRoutes"]
 
 SearcherFactory = Callable[[Path], Searcher]
 SEARCH_THREADS = 4
-
-
-class NoIndexError(Exception):
-    """There is no search index to open (yet)."""
 
 
 def iso_time(when: float) -> str | None:
@@ -95,8 +92,6 @@ class SearchRoutes:
     def register(self, app: web.Application) -> None:
         app.router.add_get("/api/v1/search", self.api_search, allow_head=False)
         if self._page:
-            from trawl.web.search_page import SearchPage
-
             SearchPage(self).register(app)
 
     async def startup(self, app: web.Application) -> None:

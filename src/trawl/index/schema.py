@@ -72,6 +72,10 @@ class IndexFormatError(StorageError):
     """The index on disk was written by another version of the schema."""
 
 
+class NoIndexError(Exception):
+    """There is no search index to open (yet)."""
+
+
 def field_code(language: str | None) -> str:
     """The field suffix of a page in ``language`` (``xx`` when not stemmed)."""
     if not language:

@@ -16,7 +16,9 @@ import os
 import signal
 import sys
 import time
+from dataclasses import asdict
 from pathlib import Path
+from typing import Any
 
 import orjson
 
@@ -24,6 +26,7 @@ from trawl.crawl import Crawl, CrawlSummary
 from trawl.errors import ConfigError, StorageError
 from trawl.logs import CRAWL_ID, setup_logging
 from trawl.service.spec import PRIORITIES, to_config
+from trawl.storage.open import open_reader
 from trawl.telemetry import PROGRESS_FILE, Telemetry, write_json_atomic
 
 log = logging.getLogger("trawl.service.runner")
@@ -48,7 +51,7 @@ async def _watch(crawl: Crawl, telemetry: Telemetry, directory: Path, crawl_id: 
         state = "paused" if crawl.paused else "running"
         write_json_atomic(
             directory / PROGRESS_FILE,
-            telemetry.progress(crawl, state=state, crawl_id=crawl_id),
+            _progress(telemetry, crawl, state=state, crawl_id=crawl_id),
         )
         await asyncio.sleep(INTERVAL)
 
@@ -92,7 +95,11 @@ def run(directory: Path) -> int:
         os.nice(PRIORITIES.get(spec.get("priority", "normal"), 0))
         telemetry = Telemetry()
         crawl = Crawl(to_config(spec, directory), telemetry=telemetry)
-        telemetry.seed_hosts(crawl)
+        reader = open_reader(crawl.config.data_dir)
+        try:
+            telemetry.seed_hosts(reader)
+        finally:
+            reader.close()
     except (OSError, ValueError, ConfigError, StorageError) as exc:
         log.error("cannot start: %s", exc)
         write_json_atomic(directory / EXIT_FILE, {"stopped": "error", "error": str(exc)})
@@ -100,7 +107,7 @@ def run(directory: Path) -> int:
     log.info("crawl starting", extra={"pid": os.getpid(), "seeds": len(spec["seeds"])})
     try:
         summary = asyncio.run(_run(crawl, telemetry, directory, crawl_id))
-        final = telemetry.progress(crawl, state="exited", crawl_id=crawl_id)
+        final = _progress(telemetry, crawl, state="exited", crawl_id=crawl_id)
     finally:
         crawl.close()
     snap = summary.snapshot
@@ -119,3 +126,12 @@ if __name__ == "__main__":
         print("usage: python -m trawl.service.runner CRAWL_DIR", file=sys.stderr)
         sys.exit(2)
     sys.exit(run(Path(sys.argv[1])))
+
+
+def _progress(telemetry: Telemetry, crawl: Crawl, *, state: str, crawl_id: str) -> dict[str, Any]:
+    return telemetry.progress(
+        snapshot=asdict(crawl.snapshot()),
+        counters=crawl.counters.all(),
+        state=state,
+        crawl_id=crawl_id,
+    )

@@ -126,10 +126,15 @@ class RequestLog:
         gap = math.inf
         latest_end = -math.inf
         now = time.monotonic()
+        aborted = False
         for index, record in enumerate(records):
-            if index:
+            # After a response the client cut off (a body over its cap), the server only
+            # notices at a later write, so its end is later than the client's: the gap
+            # after it is not measured (overlap still is, by ``max_concurrency``).
+            if index and not aborted:
                 gap = min(gap, record.started - latest_end)
             latest_end = max(latest_end, record.finished if record.finished is not None else now)
+            aborted = record.finished is not None and record.status is None
         return gap
 
     def gaps(self, host: str) -> list[float]:

@@ -12,7 +12,7 @@ import html
 import re
 from importlib import resources
 from string import Template
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 from urllib.parse import urlencode, urlsplit
 
 from aiohttp import web
@@ -25,11 +25,23 @@ from trawl.api.query import (
     parse_params,
     query_params,
 )
-from trawl.api.search import NoIndexError
+from trawl.index.schema import NoIndexError
 
 if TYPE_CHECKING:
-    from trawl.api.search import SearchRoutes
+    from trawl.api.query import SearchParams
     from trawl.index import Hit, SearchResults
+
+
+class SearchRunner(Protocol):
+    """What the page needs of the search routes: the search itself, off the loop."""
+
+    @property
+    def query_errors(self) -> tuple[type[Exception], ...]: ...
+
+    async def run(self, params: SearchParams) -> SearchResults:
+        """Raises NoIndexError, or one of ``query_errors`` for a bad query."""
+        ...
+
 
 _MARK = re.compile(r"(</?mark>)")
 _ENTITY = re.compile(r"&(#[0-9]{1,7}|#x[0-9a-fA-F]{1,6}|[a-zA-Z][a-zA-Z0-9]{1,31});")
@@ -156,9 +168,9 @@ def _notice(kind: str, heading: str, text: str) -> str:
 
 
 class SearchPage:
-    """Renders ``/`` with the searcher of a :class:`SearchRoutes`."""
+    """Renders ``/`` with the searcher of the search routes (``api.search``)."""
 
-    def __init__(self, routes: SearchRoutes) -> None:
+    def __init__(self, routes: SearchRunner) -> None:
         self._routes = routes
         self._template = _template()
 
