@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import multiprocessing
+import signal
 import time
 from concurrent.futures import Executor, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -121,7 +122,14 @@ def _open_log(
 
 
 def _init_worker() -> None:
-    """Warm a parse worker: import the parser and its language tables once."""
+    """Warm a parse worker: import the parser and its language tables once.
+
+    Ctrl-C is the crawl process's business: a terminal sends SIGINT to the whole
+    process group, and a worker that took it would die with a KeyboardInterrupt
+    traceback mid-page; the crawl process stops the pool itself. SIGTERM keeps its
+    default: the pool's own clean-up after a crashed worker terminates the others.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     from trawl.parse.page import ParseJob, ParseOptions, parse_page
 
     parse_page(

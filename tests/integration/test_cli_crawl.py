@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import signal
 import subprocess
 import sys
@@ -10,6 +11,7 @@ import time
 from pathlib import Path
 
 import orjson
+import psutil
 
 from trawl.stats import url_states
 from trawl.testing.testweb import TestWeb
@@ -145,3 +147,29 @@ async def test_bad_arguments_exit_2_with_a_message(tmp_path: Path) -> None:
     rc, _out, err = await trawl("stats", "--data", str(tmp_path / "nothing"))
     assert rc == 2
     assert "no crawl" in err
+
+
+async def test_ctrl_c_at_a_terminal_prints_no_traceback_from_parse_workers(
+    tmp_path: Path,
+) -> None:
+    """A terminal sends SIGINT to the whole foreground process group, parse workers too."""
+    async with TestWeb() as web:
+        data = tmp_path / "data"
+        cmd = [TRAWL, "crawl", web.url("books.test"), "--data", str(data), *_net(web, tmp_path)]
+        cmd += ["--delay", "0.1", "--parse-workers", "2", "--quiet"]
+        # A session of its own: the crawler leads a process group, as a shell's job does.
+        proc = await asyncio.create_subprocess_exec(
+            *cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True
+        )
+        await requests_seen(web, "books.test", 8)  # pages parsed: the workers are up
+        workers = [
+            p for p in psutil.Process(proc.pid).children(recursive=True) if p.pid != proc.pid
+        ]
+        assert workers, "no parse worker processes to signal"
+        os.killpg(proc.pid, signal.SIGINT)
+        _out, errb = await asyncio.wait_for(proc.communicate(), 30)
+        err = errb.decode()
+        assert proc.returncode == 130, err
+        assert "crawl interrupted" in err
+        assert "Traceback" not in err
+        assert "KeyboardInterrupt" not in err
