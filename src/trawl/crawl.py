@@ -57,6 +57,7 @@ from trawl.storage.sqlite.pages import (
     SqliteParseQueue,
     SqliteRobotsStore,
 )
+from trawl.stats import RateWindow
 from trawl.telemetry import Telemetry
 
 
@@ -167,7 +168,7 @@ class Crawl:
         self._recovering: list[tuple[int, dict[str, Any]]] = []
         self._pool: Executor | None = None
         self._started = 0.0
-        self._rate: list[tuple[float, int]] = []
+        self._rate = RateWindow()
         self.seed_errors: list[str] = []
 
     def _build(self) -> None:
@@ -334,6 +335,7 @@ class Crawl:
 
     async def run(self) -> CrawlSummary:
         self._started = time.monotonic()
+        self._rate.start(self._started, self.counters.get("fetch:stored"))
         self.add_seeds(list(self.config.seeds))
         self._recovering = self.parse_queue.pending(limit=10**9)
         self._pool = self._make_pool()
@@ -539,11 +541,7 @@ class Crawl:
         now = self.clock.now()
         stored = self.counters.get("fetch:stored")
         mono = time.monotonic()
-        self._rate.append((mono, stored))
-        while len(self._rate) > 2 and mono - self._rate[0][0] > 10.0:
-            self._rate.pop(0)
-        t0, n0 = self._rate[0]
-        rate = (stored - n0) / (mono - t0) if mono > t0 else 0.0
+        rate = self._rate.rate(mono, stored)
         errors = sum(v for k, v in self.counters.all().items() if k.startswith("error:"))
         return Snapshot(
             elapsed=mono - self._started if self._started else 0.0,
