@@ -47,6 +47,7 @@ from trawl.index.crawling import CrawlIndexing
 from trawl.models import Lease, UrlStatus
 from trawl.parse.page import ParsedPage, ParseJob, ParseOptions, parse_page
 from trawl.parse.stage import IndexNearCheck, KeepPolicy, ParseStage
+from trawl.stats import RateWindow
 from trawl.storage.sqlite.counters import SqliteCounters
 from trawl.storage.sqlite.db import Database
 from trawl.storage.sqlite.frontier import SqliteFrontier
@@ -57,7 +58,6 @@ from trawl.storage.sqlite.pages import (
     SqliteParseQueue,
     SqliteRobotsStore,
 )
-from trawl.stats import RateWindow
 from trawl.telemetry import Telemetry
 
 

@@ -5,13 +5,14 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 import orjson
-import psutil
+import psutil  # type: ignore[import-untyped]
 
 from trawl.stats import url_states
 from trawl.testing.testweb import TestWeb
@@ -173,3 +174,30 @@ async def test_ctrl_c_at_a_terminal_prints_no_traceback_from_parse_workers(
         assert "crawl interrupted" in err
         assert "Traceback" not in err
         assert "KeyboardInterrupt" not in err
+
+
+async def test_stats_urls_prints_one_line_per_url_whatever_the_reasons(tmp_path: Path) -> None:
+    async with TestWeb() as web:
+        data = tmp_path / "data"
+        common = [*_net(web, tmp_path), "--delay", "0.02", "--parse-workers", "0", "--quiet"]
+        seed = web.url("redirects.test")
+        rc, _out, err = await trawl("crawl", seed, "--data", str(data), *common)
+        assert rc == 0, err
+    states = url_states(data)
+    assert states[web.url("redirects.test", "/loop/a")] == ("failed", "redirect loop")
+    assert states[web.url("redirects.test", "/self")] == ("failed", "redirect loop")
+    # A data directory written before reasons were made single-line (or by hand).
+    conn = sqlite3.connect(data / "state.db")
+    with conn:
+        conn.execute(
+            "UPDATE urls SET reason=? WHERE url=?",
+            ("bad\nstatus\tline\r\x1b[31m", web.url("redirects.test", "/to-ftp")),
+        )
+    conn.close()
+    rc, out, err = await trawl("stats", "--data", str(data), "--urls")
+    assert rc == 0, err
+    lines = out.splitlines()
+    assert len(lines) == len(states)
+    assert all(len(line.split("\t")) == 3 for line in lines)
+    (bad,) = [line for line in lines if line.endswith("/to-ftp")]
+    assert bad.split("\t")[1] == "bad\\nstatus\\tline\\r\\x1b[31m"

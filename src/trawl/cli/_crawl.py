@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import re
 import signal
 import sys
 from pathlib import Path
@@ -227,6 +228,22 @@ async def _run(crawl: Any, reporter: Any, late: _LateInterrupts, *, quiet: bool)
         late.install()  # no gap in which a signal kills the process mid-close
 
 
+# Control characters (tab, the field separator, and newline among them) and the
+# Unicode line separators: escaped, so each URL is one line of three fields.
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def _escape_one(match: re.Match[str]) -> str:
+    char = match[0]
+    code = ord(char)
+    return _ESCAPES.get(char) or (f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}")
+
+
+def _escape(text: str) -> str:
+    return _CONTROL.sub(_escape_one, text)
+
+
 def _stats(args: argparse.Namespace) -> int:
     if args.urls is not None:
         try:
@@ -235,7 +252,7 @@ def _stats(args: argparse.Namespace) -> int:
             print(f"trawl stats: {exc}", file=sys.stderr)
             return 2
         for url, (status, reason) in sorted(states.items()):
-            print(f"{status}\t{reason or ''}\t{url}")
+            print(f"{status}\t{_escape(reason or '')}\t{_escape(url)}")
         return 0
     try:
         stats = read_stats(args.data)
