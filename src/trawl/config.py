@@ -78,7 +78,15 @@ class CrawlConfig:
     # Limits.
     max_pages: int | None = None
     max_depth: int = 20
-    max_per_host: int | None = None
+    # URLs admitted per host over the crawl (0: no limit). 100,000 is more pages than
+    # most sites have and bounds what one endless URL space the trap rules miss (a
+    # calendar, a faceted shop, generated pages) can put in the frontier.
+    max_per_host: int = 100_000
+    # Links taken from one page (0: no limit); the rest are counted under
+    # ``dropped:over per-page cap``. Real pages rarely link more than a few hundred
+    # URLs; a generated page with a million would flood the frontier and the
+    # parse worker's result with them.
+    max_links_per_page: int = 5000
     max_duration: float | None = None
     # Scope.
     scope: Scope = "host"
@@ -148,10 +156,13 @@ def _check(c: CrawlConfig) -> None:
     for name in ("delay", "max_crawl_delay", "retry_base", "retry_max", "commit_interval"):
         if getattr(c, name) < 0:
             raise ConfigError(f"{name} must not be negative")
-    for name in ("max_pages", "max_per_host", "max_duration"):
+    for name in ("max_pages", "max_duration"):
         value = getattr(c, name)
         if value is not None and value <= 0:
             raise ConfigError(f"{name} must be positive")
+    for name in ("max_per_host", "max_links_per_page"):
+        if getattr(c, name) < 0:
+            raise ConfigError(f"{name} must not be negative (0: no limit)")
     positive = (
         "max_depth",
         "max_url_length",
@@ -221,10 +232,28 @@ def read_resolve_file(path: Path) -> dict[str, str]:
         raise ConfigError(f"cannot read resolve file {path}: {exc}") from exc
 
 
+_LIMITS = ("max_per_host", "max_links_per_page")  # counts where 0 means no limit
+
+
+def parse_limit(text: str | int) -> int:
+    """A count limit: a whole number, or ``none`` / ``0`` for no limit."""
+    if isinstance(text, int):
+        return text
+    word = str(text).strip().lower()
+    if word in ("none", "unlimited"):
+        return 0
+    try:
+        return int(word)
+    except ValueError:
+        raise ConfigError(f"not a limit (a number, or none): {text!r}") from None
+
+
 def _coerce(name: str, value: Any) -> Any:
     """Turn file/env values into the field's type."""
     if name == "data_dir":
         return Path(value)
+    if name in _LIMITS:
+        return parse_limit(value)
     if name in ("seeds", "allowed_hosts", "opt_out_agents"):
         if isinstance(value, str):
             value = [v for v in (p.strip() for p in value.split(",")) if v]
@@ -275,7 +304,9 @@ def _from_env(env: Mapping[str, str]) -> dict[str, Any]:
         value: Any = raw
         kind = _NUMERIC.get(name)
         try:
-            if kind is not None:
+            if name in _LIMITS:
+                value = parse_limit(raw)
+            elif kind is not None:
                 value = float(raw) if kind.startswith("float") else int(raw)
             elif _FIELDS[name].type in ("bool", "bool | None"):
                 value = raw.strip().lower() in ("1", "true", "yes", "on")

@@ -16,6 +16,7 @@ import contextlib
 import multiprocessing
 import signal
 import time
+from collections.abc import Coroutine
 from concurrent.futures import Executor, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
@@ -174,7 +175,7 @@ class Crawl:
     def _build(self) -> None:
         c, db, clock = self.config, self.db, self.clock
         self.frontier = SqliteFrontier(
-            db, max_per_host=c.max_per_host, lease_seconds=c.timeouts.total * 2 + 60
+            db, max_per_host=c.max_per_host or None, lease_seconds=c.timeouts.total * 2 + 60
         )
         self.counters = SqliteCounters(db)
         self.pages = SqlitePageStore(db)
@@ -288,6 +289,7 @@ class Crawl:
             strip_tracking=c.strip_tracking,
             quality=c.purpose == "training" or c.quality.active,
             near=hasher,
+            max_links=c.max_links_per_page,
         )
         db.set_meta("config", config_json(c))
 
@@ -448,15 +450,17 @@ class Crawl:
             body, _ = decode_content(stored.body, coding, self.config.max_body_bytes)
         except Exception as exc:
             self.counters.add("recover:unreadable")
-            self.parser.apply(
-                seq, job, ParsedPage(url=job["final_url"], error=f"unreadable WARC record: {exc}")
-            )
+            page = ParsedPage(url=job["final_url"], error=f"unreadable WARC record: {exc}")
+            self._track(self._apply(seq, job, page))
             return
         self.counters.add("recover:parsed")
         self._start_parse(ParseTask(seq=seq, job=job, body=body))
 
     def _start_parse(self, task: ParseTask) -> None:
-        t = asyncio.create_task(self._parse(task))
+        self._track(self._parse(task))
+
+    def _track(self, work: Coroutine[Any, Any, None]) -> None:
+        t = asyncio.create_task(work)
         self._parsing.add(t)
         t.add_done_callback(self._parsing.discard)
 
@@ -486,8 +490,11 @@ class Crawl:
             page = ParsedPage(url=job["final_url"], error="parse worker crashed")
         if self.telemetry is not None:
             self.telemetry.parse_latency.observe(time.monotonic() - started)
+        await self._apply(task.seq, job, page)
+
+    async def _apply(self, seq: int, job: dict[str, Any], page: ParsedPage) -> None:
         try:
-            self.parser.apply(task.seq, job, page)
+            await self.parser.apply_async(seq, job, page)
         finally:
             self._wake.set()
 

@@ -16,6 +16,7 @@ import orjson
 from trawl.config import (
     Timeouts,
     load_config,
+    parse_limit,
     parse_network,
     parse_resolve,
     read_resolve_file,
@@ -42,7 +43,18 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     p.add_argument("--delay", type=float, help="seconds between requests to a host (1)")
     p.add_argument("--max-pages", type=int)
     p.add_argument("--max-depth", type=int)
-    p.add_argument("--max-per-host", type=int)
+    p.add_argument(
+        "--max-per-host",
+        type=_limit,
+        metavar="N",
+        help="URLs admitted per host (default 100000; 0 or none: no limit)",
+    )
+    p.add_argument(
+        "--max-links-per-page",
+        type=_limit,
+        metavar="N",
+        help="links taken from one page, the rest counted (default 5000; 0 or none: no limit)",
+    )
     p.add_argument("--max-duration", type=float, metavar="SECONDS")
     p.add_argument("--max-in-flight", type=int, help="requests in flight across hosts")
     p.add_argument("--scope", choices=["host", "domain", "any", "allowlist"])
@@ -93,6 +105,16 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     s.set_defaults(handler=_stats)
 
 
+def _limit(text: str) -> int:
+    try:
+        value = parse_limit(text)
+    except ConfigError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must not be negative: {text}")
+    return value
+
+
 def _overrides(args: argparse.Namespace, data_dir: Path) -> dict[str, Any]:
     seeds = list(args.seeds)
     if args.seeds_file is not None:
@@ -115,6 +137,7 @@ def _overrides(args: argparse.Namespace, data_dir: Path) -> dict[str, Any]:
         "max_pages": args.max_pages,
         "max_depth": args.max_depth,
         "max_per_host": args.max_per_host,
+        "max_links_per_page": args.max_links_per_page,
         "max_duration": args.max_duration,
         "max_in_flight": args.max_in_flight,
         "scope": args.scope,
