@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ipaddress
 import os
+import re
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
@@ -125,6 +126,12 @@ class CrawlConfig:
     text_max_bytes: int = 256 * MIB
     commit_interval: float = 0.5
     fsync: bool = True
+    # The crawl stops cleanly (exit status 75 from ``trawl crawl``, resumable) when
+    # the data directory's file system has less free space than this, checked at
+    # the start and at every group commit, so the last commit, the index merge and
+    # SQLite's checkpoint still have room. 0 turns the guard off; a write that finds
+    # the disk full stops the crawl the same way.
+    min_free_space: int = 256 * MIB
     # Parse worker processes; 0 parses in the crawler's own process (tests, tiny crawls).
     parse_workers: int = field(default_factory=lambda: max(1, os.cpu_count() or 1))
 
@@ -163,6 +170,8 @@ def _check(c: CrawlConfig) -> None:
     for name in ("max_per_host", "max_links_per_page"):
         if getattr(c, name) < 0:
             raise ConfigError(f"{name} must not be negative (0: no limit)")
+    if c.min_free_space < 0:
+        raise ConfigError("min_free_space must not be negative (0: no reserve)")
     positive = (
         "max_depth",
         "max_url_length",
@@ -248,12 +257,28 @@ def parse_limit(text: str | int) -> int:
         raise ConfigError(f"not a limit (a number, or none): {text!r}") from None
 
 
+_SIZE_UNITS = {"": 1, "k": KIB, "m": MIB, "g": GIB, "t": 1024 * GIB}
+_SIZE = re.compile(r"(\d+(?:\.\d+)?)\s*([kmgt]?)(?:i?b)?")
+
+
+def parse_size(text: str | int) -> int:
+    """A size in bytes: ``268435456``, ``256M``, ``256MiB``, ``1.5G`` (units of 1024)."""
+    if isinstance(text, int):
+        return text
+    match = _SIZE.fullmatch(str(text).strip().lower())
+    if match is None:
+        raise ConfigError(f"not a size (like 256M or 1G): {text!r}")
+    return int(float(match[1]) * _SIZE_UNITS[match[2]])
+
+
 def _coerce(name: str, value: Any) -> Any:
     """Turn file/env values into the field's type."""
     if name == "data_dir":
         return Path(value)
     if name in _LIMITS:
         return parse_limit(value)
+    if name == "min_free_space":
+        return parse_size(value)
     if name in ("seeds", "allowed_hosts", "opt_out_agents"):
         if isinstance(value, str):
             value = [v for v in (p.strip() for p in value.split(",")) if v]
@@ -306,6 +331,8 @@ def _from_env(env: Mapping[str, str]) -> dict[str, Any]:
         try:
             if name in _LIMITS:
                 value = parse_limit(raw)
+            elif name == "min_free_space":
+                value = parse_size(raw)
             elif kind is not None:
                 value = float(raw) if kind.startswith("float") else int(raw)
             elif _FIELDS[name].type in ("bool", "bool | None"):

@@ -32,6 +32,8 @@ def read_meta(data_dir: Path, key: str) -> str | None:
     try:
         row = conn.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
     except sqlite3.Error as exc:
+        if "no such table" in str(exc):
+            return None  # a crawl that never got as far as its schema (a full disk)
         raise StorageError(f"{data_dir}: {exc}") from exc
     finally:
         conn.close()

@@ -19,10 +19,16 @@ from trawl.config import (
     parse_limit,
     parse_network,
     parse_resolve,
+    parse_size,
     read_resolve_file,
 )
-from trawl.errors import ConfigError, StorageError
+from trawl.errors import ConfigError, DiskFullError, StorageError
 from trawl.stats import read_stats, url_states
+
+# Exit status of a crawl stopped by a full disk or by the free-space reserve (the
+# sysexits.h EX_TEMPFAIL: try again later, here once space is freed; the crawl
+# resumes where it stopped).
+EXIT_DISK_FULL = 75
 
 
 def register(sub: argparse._SubParsersAction[Any]) -> None:
@@ -31,6 +37,9 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
         help="crawl from seed URLs into a data directory (resumes if it exists)",
         description="Crawl politely from seed URLs until the scope is exhausted or a limit "
         "is hit. Running the same command again, or --resume DIR, continues a crawl.",
+        epilog="Exit status: 0 done or a limit reached, 2 bad arguments or an unusable "
+        f"data directory, {EXIT_DISK_FULL} disk full or less free space than "
+        "--min-free-space (free space and run the same command again), 130 interrupted.",
     )
     p.add_argument("seeds", nargs="*", metavar="SEED", help="seed URLs")
     p.add_argument("--seeds", dest="seeds_file", type=Path, help="file with one seed per line")
@@ -81,6 +90,13 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
         choices=["none", "gopher"],
         help="drop documents failing these quality rules (default none)",
     )
+    p.add_argument(
+        "--min-free-space",
+        type=_size,
+        metavar="SIZE",
+        help="stop cleanly when the data directory's disk has less free space than this "
+        "(default 256M; 0: no reserve)",
+    )
     p.add_argument("--parse-workers", type=int)
     p.add_argument("--timeout", type=float, help="total seconds per fetch")
     p.add_argument("--quiet", action="store_true", help="no progress, only the summary")
@@ -113,6 +129,13 @@ def _limit(text: str) -> int:
     if value < 0:
         raise argparse.ArgumentTypeError(f"must not be negative: {text}")
     return value
+
+
+def _size(text: str) -> int:
+    try:
+        return parse_size(text)
+    except ConfigError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _overrides(args: argparse.Namespace, data_dir: Path) -> dict[str, Any]:
@@ -148,6 +171,7 @@ def _overrides(args: argparse.Namespace, data_dir: Path) -> dict[str, Any]:
         "parse_workers": args.parse_workers,
         "quality": args.quality_filter,
         "recrawl": args.recrawl,
+        "min_free_space": args.min_free_space,
     }
     if args.timeout is not None:
         out["timeouts"] = Timeouts(
@@ -186,6 +210,9 @@ def _crawl(args: argparse.Namespace) -> int:
         if not config.seeds and not (data_dir / "state.db").exists():
             raise ConfigError("no seeds: give SEED arguments or --seeds FILE")
         crawl = Crawl(config)
+    except DiskFullError as exc:
+        print(_disk_full_message(exc), file=sys.stderr)
+        return EXIT_DISK_FULL
     except (ConfigError, StorageError) as exc:
         print(f"trawl crawl: {exc}", file=sys.stderr)
         return 2
@@ -198,9 +225,17 @@ def _crawl(args: argparse.Namespace) -> int:
         # close in half; it only marks the run as interrupted.
         late.install()
         crawl.close()
+    if crawl.disk_full is not None:
+        # One line, no summary: the numbers of a run cut short are not worth more.
+        reporter.fail(_disk_full_message(crawl.disk_full))
+        return EXIT_DISK_FULL
     reporter.finish(summary)
     interrupted = summary.stopped in ("interrupted", "aborted") or late.count > 0
     return 130 if interrupted else 0
+
+
+def _disk_full_message(exc: DiskFullError) -> str:
+    return f"trawl crawl: {exc}; free space and run the same command again to resume"
 
 
 class _LateInterrupts:
