@@ -7,6 +7,7 @@ so ``trawl stats`` and the API never take the crawl's lock.
 from __future__ import annotations
 
 import sqlite3
+from collections import deque
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +32,8 @@ def read_meta(data_dir: Path, key: str) -> str | None:
     try:
         row = conn.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
     except sqlite3.Error as exc:
+        if "no such table" in str(exc):
+            return None  # a crawl that never got as far as its schema (a full disk)
         raise StorageError(f"{data_dir}: {exc}") from exc
     finally:
         conn.close()
@@ -90,3 +93,30 @@ def url_states(data_dir: Path, *, status: str | None = None) -> dict[str, tuple[
     finally:
         conn.close()
     return {url: (UrlStatus(s).label, reason) for url, s, reason in rows}
+
+
+class RateWindow:
+    """Pages per second over about the last ``span`` seconds of a running crawl.
+
+    Times are passed in (monotonic seconds), so the arithmetic is tested without
+    sleeping. ``start`` records the count at the start of the run: the first reading
+    (the first progress line, one interval later) then has a base to compare with.
+    """
+
+    def __init__(self, span: float = 10.0) -> None:
+        self._span = span
+        self._samples: deque[tuple[float, int]] = deque()
+
+    def start(self, now: float, count: int) -> None:
+        self._samples.clear()
+        self._samples.append((now, count))
+
+    def rate(self, now: float, count: int) -> float:
+        """The rate from the newest sample at least ``span`` old (or the oldest) to now."""
+        samples = self._samples
+        if not samples or now > samples[-1][0]:
+            samples.append((now, count))
+        while len(samples) > 2 and now - samples[1][0] >= self._span:
+            samples.popleft()
+        t0, n0 = samples[0]
+        return max(0.0, (count - n0) / (now - t0)) if now > t0 else 0.0
