@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ipaddress
 import os
+import re
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
@@ -138,7 +139,15 @@ class CrawlConfig:
     # Limits.
     max_pages: int | None = None
     max_depth: int = 20
-    max_per_host: int | None = None
+    # URLs admitted per host over the crawl (0: no limit). 100,000 is more pages than
+    # most sites have and bounds what one endless URL space the trap rules miss (a
+    # calendar, a faceted shop, generated pages) can put in the frontier.
+    max_per_host: int = 100_000
+    # Links taken from one page (0: no limit); the rest are counted under
+    # ``dropped:over per-page cap``. Real pages rarely link more than a few hundred
+    # URLs; a generated page with a million would flood the frontier and the
+    # parse worker's result with them.
+    max_links_per_page: int = 5000
     max_duration: float | None = None
     # Scope.
     scope: Scope = "host"
@@ -177,6 +186,12 @@ class CrawlConfig:
     text_max_bytes: int = 256 * MIB
     commit_interval: float = 0.5
     fsync: bool = True
+    # The crawl stops cleanly (exit status 75 from ``trawl crawl``, resumable) when
+    # the data directory's file system has less free space than this, checked at
+    # the start and at every group commit, so the last commit, the index merge and
+    # SQLite's checkpoint still have room. 0 turns the guard off; a write that finds
+    # the disk full stops the crawl the same way.
+    min_free_space: int = 256 * MIB
     # Parse worker processes; 0 parses in the crawler's own process (tests, tiny crawls).
     parse_workers: int = field(default_factory=lambda: max(1, os.cpu_count() or 1))
 
@@ -208,10 +223,15 @@ def _check(c: CrawlConfig) -> None:
     for name in ("delay", "max_crawl_delay", "retry_base", "retry_max", "commit_interval"):
         if getattr(c, name) < 0:
             raise ConfigError(f"{name} must not be negative")
-    for name in ("max_pages", "max_per_host", "max_duration"):
+    for name in ("max_pages", "max_duration"):
         value = getattr(c, name)
         if value is not None and value <= 0:
             raise ConfigError(f"{name} must be positive")
+    for name in ("max_per_host", "max_links_per_page"):
+        if getattr(c, name) < 0:
+            raise ConfigError(f"{name} must not be negative (0: no limit)")
+    if c.min_free_space < 0:
+        raise ConfigError("min_free_space must not be negative (0: no reserve)")
     positive = (
         "max_depth",
         "max_url_length",
@@ -281,10 +301,44 @@ def read_resolve_file(path: Path) -> dict[str, str]:
         raise ConfigError(f"cannot read resolve file {path}: {exc}") from exc
 
 
+_LIMITS = ("max_per_host", "max_links_per_page")  # counts where 0 means no limit
+
+
+def parse_limit(text: str | int) -> int:
+    """A count limit: a whole number, or ``none`` / ``0`` for no limit."""
+    if isinstance(text, int):
+        return text
+    word = str(text).strip().lower()
+    if word in ("none", "unlimited"):
+        return 0
+    try:
+        return int(word)
+    except ValueError:
+        raise ConfigError(f"not a limit (a number, or none): {text!r}") from None
+
+
+_SIZE_UNITS = {"": 1, "k": KIB, "m": MIB, "g": GIB, "t": 1024 * GIB}
+_SIZE = re.compile(r"(\d+(?:\.\d+)?)\s*([kmgt]?)(?:i?b)?")
+
+
+def parse_size(text: str | int) -> int:
+    """A size in bytes: ``268435456``, ``256M``, ``256MiB``, ``1.5G`` (units of 1024)."""
+    if isinstance(text, int):
+        return text
+    match = _SIZE.fullmatch(str(text).strip().lower())
+    if match is None:
+        raise ConfigError(f"not a size (like 256M or 1G): {text!r}")
+    return int(float(match[1]) * _SIZE_UNITS[match[2]])
+
+
 def _coerce(name: str, value: Any) -> Any:
     """Turn file/env values into the field's type."""
     if name == "data_dir":
         return Path(value)
+    if name in _LIMITS:
+        return parse_limit(value)
+    if name == "min_free_space":
+        return parse_size(value)
     if name in ("seeds", "allowed_hosts", "opt_out_agents"):
         if isinstance(value, str):
             value = [v for v in (p.strip() for p in value.split(",")) if v]
@@ -335,7 +389,11 @@ def _from_env(env: Mapping[str, str]) -> dict[str, Any]:
         value: Any = raw
         kind = _NUMERIC.get(name)
         try:
-            if kind is not None:
+            if name in _LIMITS:
+                value = parse_limit(raw)
+            elif name == "min_free_space":
+                value = parse_size(raw)
+            elif kind is not None:
                 value = float(raw) if kind.startswith("float") else int(raw)
             elif _FIELDS[name].type in ("bool", "bool | None"):
                 value = raw.strip().lower() in ("1", "true", "yes", "on")

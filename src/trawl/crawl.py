@@ -14,10 +14,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import multiprocessing
+import signal
+import sqlite3
 import time
+from collections.abc import Coroutine
 from concurrent.futures import Executor, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import orjson
@@ -30,7 +34,7 @@ from trawl.clock import Clock, SystemClock
 from trawl.config import CrawlConfig
 from trawl.dedup.hostdups import HostDupTracker
 from trawl.dedup.minhash import MinHasher
-from trawl.errors import UrlError
+from trawl.errors import DiskFullError, UrlError, as_disk_full, free_space
 from trawl.fetch.address import AddressGuard
 from trawl.fetch.dns import DnsCache
 from trawl.fetch.http import HttpClient, decode_content
@@ -45,6 +49,7 @@ from trawl.index.crawling import CrawlIndexing
 from trawl.models import Lease, Location, Position, UrlStatus
 from trawl.parse.page import ParsedPage, ParseJob, ParseOptions, parse_page
 from trawl.parse.stage import IndexNearCheck, KeepPolicy, ParseStage
+from trawl.stats import RateWindow
 from trawl.storage.local.segments import SegmentLog
 from trawl.storage.sqlite.counters import SqliteCounters
 from trawl.storage.sqlite.db import Database
@@ -85,13 +90,16 @@ class Snapshot:
 
 @dataclass(frozen=True, slots=True)
 class CrawlSummary:
-    stopped: str  # "done", "max pages", "max duration", "interrupted", "aborted"
+    # "done", "max pages", "max duration", "interrupted", "aborted", "disk full",
+    # "low disk space" (the last two: ``error`` says where; run again to resume)
+    stopped: str
     snapshot: Snapshot
     data_dir: str
     warc_files: tuple[str, ...]
     text_files: tuple[str, ...]
     seed_errors: tuple[str, ...] = ()
     counters: dict[str, int] = field(default_factory=dict)
+    error: str | None = None
 
 
 _COMMIT_HOOK_META = {"warc": "log.warc", "text": "log.text", "events": "log.events"}
@@ -120,8 +128,42 @@ def _open_log(
     return log
 
 
+class SpaceGuard:
+    """Free space on the file systems a crawl writes to, against a reserve."""
+
+    def __init__(self, path: Path, reserve: int) -> None:
+        self._reserve = reserve
+        self._paths = [path]
+
+    def watch(self, *paths: Path) -> None:
+        """Check these too if they are on other file systems (a WARC disk, say)."""
+        devices = {p.stat().st_dev for p in self._paths}
+        for path in paths:
+            device = path.stat().st_dev
+            if device not in devices:
+                devices.add(device)
+                self._paths.append(path)
+
+    def check(self) -> DiskFullError | None:
+        """The error to stop with if a file system has less free space than the reserve."""
+        if not self._reserve:
+            return None
+        for path in self._paths:
+            free, _mount = free_space(path)
+            if free < self._reserve:
+                return DiskFullError.at(path, reserve=self._reserve)
+        return None
+
+
 def _init_worker() -> None:
-    """Warm a parse worker: import the parser and its language tables once."""
+    """Warm a parse worker: import the parser and its language tables once.
+
+    Ctrl-C is the crawl process's business: a terminal sends SIGINT to the whole
+    process group, and a worker that took it would die with a KeyboardInterrupt
+    traceback mid-page; the crawl process stops the pool itself. SIGTERM keeps its
+    default: the pool's own clean-up after a crashed worker terminates the others.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     from trawl.parse.page import ParseJob, ParseOptions, parse_page
 
     parse_page(
@@ -141,13 +183,32 @@ class Crawl:
     ) -> None:
         self.config = config
         self.clock = clock or SystemClock()
-        config.data_dir.mkdir(parents=True, exist_ok=True)
-        self.db = Database(config.data_dir / "state.db")
+        self._logs: list[SegmentLog] = []
+        # What stopped the run for want of space (a failed write, or the reserve).
+        self.disk_full: DiskFullError | None = None
+        self._write_failed = False  # a write found the disk full: write nothing more
+        try:
+            config.data_dir.mkdir(parents=True, exist_ok=True)
+            # Too little space to start is said before anything is written.
+            self._space = SpaceGuard(config.data_dir, config.min_free_space)
+            if (low := self._space.check()) is not None:
+                raise low
+            self.db = Database(config.data_dir / "state.db")
+        except OSError as exc:
+            full = as_disk_full(exc, config.data_dir)
+            if full is None:
+                raise
+            raise full from exc
         try:
             self._build()
-        except BaseException:
+        except BaseException as exc:
+            for log in self._logs:
+                log.abandon()
             self.db.close(commit=False)
+            if isinstance(exc, Exception) and (full := self._as_disk_full(exc)) is not None:
+                raise full from exc
             raise
+        self._space.watch(*(log.directory for log in self._logs), self.indexing.indexer.index_dir)
         self._stopping = False
         self._aborting = False
         self._paused = False
@@ -159,20 +220,23 @@ class Crawl:
         self._recovering: list[tuple[int, dict[str, Any]]] = []
         self._pool: Executor | None = None
         self._started = 0.0
-        self._rate: list[tuple[float, int]] = []
+        self._rate = RateWindow()
         self.seed_errors: list[str] = []
 
     def _build(self) -> None:
         c, db, clock = self.config, self.db, self.clock
         self.frontier = SqliteFrontier(
-            db, max_per_host=c.max_per_host, lease_seconds=c.timeouts.total * 2 + 60
+            db, max_per_host=c.max_per_host or None, lease_seconds=c.timeouts.total * 2 + 60
         )
         self.counters = SqliteCounters(db)
         self.pages = SqlitePageStore(db)
         self.parse_queue = SqliteParseQueue(db)
         self.warc_log = _open_log(db, "warc", c, ".warc.gz", c.warc_max_bytes)
+        self._logs.append(self.warc_log)
         self.text_log = _open_log(db, "text", c, ".jsonl.gz", c.text_max_bytes)
+        self._logs.append(self.text_log)
         self.events_log = _open_log(db, "events", c, ".jsonl", _EVENTS_MAX_BYTES, prefix="events")
+        self._logs.append(self.events_log)
         self.events = EventLog(self.events_log, next_id=int(db.get_meta("events.next_id") or 1))
         db.before_commit(lambda: db.set_meta("events.next_id", str(self.events.next_id)))
         self.warc = WarcWriter(self.warc_log, operator=c.contact)
@@ -272,6 +336,7 @@ class Crawl:
             index_dir=c.data_dir / "index",
             counters=self.counters,
             stored=lambda: self.parser.documents,
+            on_disk_full=self._stop_for,
         )
         self.parse_options = ParseOptions(
             agents=c.robots_agents,
@@ -279,6 +344,7 @@ class Crawl:
             strip_tracking=c.strip_tracking,
             quality=c.purpose == "training" or c.quality.active,
             near=hasher,
+            max_links=c.max_links_per_page,
         )
         db.set_meta("config", config_json(c))
 
@@ -307,6 +373,38 @@ class Crawl:
         self._stopping = self._aborting = True
         self._wake.set()
 
+    # -- a full disk -------------------------------------------------------------------
+
+    def _as_disk_full(self, exc: Exception) -> DiskFullError | None:
+        # A file's own error names it; SQLite's names nothing: it is the database.
+        chain = (exc, exc.__cause__, exc.__context__)
+        db_error = any(isinstance(e, sqlite3.Error) for e in chain)
+        return as_disk_full(exc, self.db.path if db_error else self.config.data_dir)
+
+    def _stop_for(self, full: DiskFullError) -> None:
+        """A write found the disk full: stop at once and write nothing more, not even
+        a last commit. What was written since the last commit is redone on resume,
+        as after kill -9 (files are cut back to the committed positions on open)."""
+        if not self._write_failed:
+            self.disk_full = full  # also over the reserve's earlier, gentler stop
+        self._write_failed = True
+        self._stopping = self._aborting = True
+        self._wake.set()
+
+    def _full_disk(self, exc: Exception) -> bool:
+        """True if ``exc`` is a full disk, or comes after one: the caller gives up
+        its work instead of recording anything. Other errors are the caller's."""
+        full = self._as_disk_full(exc)
+        if full is not None:
+            self._stop_for(full)
+        return self._write_failed
+
+    def _check_space(self) -> None:
+        """Below the reserve: stop cleanly (in-flight work finishes and is committed)."""
+        if self.disk_full is None and (low := self._space.check()) is not None:
+            self.disk_full = low
+            self.request_stop()
+
     # -- seeds -------------------------------------------------------------------------
 
     def add_seeds(self, seeds: list[str]) -> int:
@@ -326,18 +424,26 @@ class Crawl:
 
     async def run(self) -> CrawlSummary:
         self._started = time.monotonic()
-        self.add_seeds(list(self.config.seeds))
-        self._recovering = self.parse_queue.pending(limit=10**9)
-        self._pool = self._make_pool()
-        committer = asyncio.create_task(self._commit_loop())
+        self._rate.start(self._started, self.counters.get("fetch:stored"))
+        committer: asyncio.Task[None] | None = None
         stopped = "done"
         try:
+            self.add_seeds(list(self.config.seeds))
+            self._recovering = self.parse_queue.pending(limit=10**9)
+            self._pool = self._make_pool()
+            committer = asyncio.create_task(self._commit_loop())
             stopped = await self._loop()
+        except Exception as exc:
+            if not self._full_disk(exc):
+                raise
         finally:
-            committer.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await committer
+            if committer is not None:
+                committer.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await committer
             await self._shutdown()
+        if self.disk_full is not None:
+            stopped = "disk full" if self.disk_full.reserve is None else "low disk space"
         return self.summary(stopped)
 
     def _make_pool(self) -> Executor | None:
@@ -404,19 +510,14 @@ class Crawl:
 
     async def _fetch(self, lease: Lease) -> None:
         started = time.monotonic()
+        task = None
         try:
             task = await self.fetcher.process(lease)
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # a bug must not stop the crawl: record and go on
-            self.counters.add("error:internal")
-            self.frontier.finish(
-                lease,
-                UrlStatus.FAILED,
-                reason=f"internal error: {type(exc).__name__}: {exc}"[:300],
-                host_ready_at=self.clock.now() + self.config.delay,
-            )
-            task = None
+            if not self._full_disk(exc):
+                self._internal_error(lease, exc)
         finally:
             current = asyncio.current_task()
             if current is not None:
@@ -427,8 +528,21 @@ class Crawl:
                 self.telemetry.fetch_done(
                     lease.host, record.status if record else None, time.monotonic() - started
                 )
-        if task is not None:
+        if task is not None and not self._write_failed:
             self._start_parse(task)
+
+    def _internal_error(self, lease: Lease, exc: Exception) -> None:
+        try:
+            self.counters.add("error:internal")
+            self.frontier.finish(
+                lease,
+                UrlStatus.FAILED,
+                reason=f"internal error: {type(exc).__name__}: {exc}",
+                host_ready_at=self.clock.now() + self.config.delay,
+            )
+        except Exception as again:
+            if not self._full_disk(again):
+                raise
 
     def _recover_one(self, seq: int, job: dict[str, Any]) -> None:
         """A page stored before a crash but not parsed: parse it from its WARC record."""
@@ -438,15 +552,17 @@ class Crawl:
             body, _ = decode_content(stored.body, coding, self.config.max_body_bytes)
         except Exception as exc:
             self.counters.add("recover:unreadable")
-            self.parser.apply(
-                seq, job, ParsedPage(url=job["final_url"], error=f"unreadable WARC record: {exc}")
-            )
+            page = ParsedPage(url=job["final_url"], error=f"unreadable WARC record: {exc}")
+            self._track(self._apply(seq, job, page))
             return
         self.counters.add("recover:parsed")
         self._start_parse(ParseTask(seq=seq, job=job, body=body))
 
     def _start_parse(self, task: ParseTask) -> None:
-        t = asyncio.create_task(self._parse(task))
+        self._track(self._parse(task))
+
+    def _track(self, work: Coroutine[Any, Any, None]) -> None:
+        t = asyncio.create_task(work)
         self._parsing.add(t)
         t.add_done_callback(self._parsing.discard)
 
@@ -476,8 +592,15 @@ class Crawl:
             page = ParsedPage(url=job["final_url"], error="parse worker crashed")
         if self.telemetry is not None:
             self.telemetry.parse_latency.observe(time.monotonic() - started)
+        await self._apply(task.seq, job, page)
+
+    async def _apply(self, seq: int, job: dict[str, Any], page: ParsedPage) -> None:
         try:
-            self.parser.apply(task.seq, job, page)
+            if not self._write_failed:
+                await self.parser.apply_async(seq, job, page)
+        except Exception as exc:
+            if not self._full_disk(exc):
+                raise
         finally:
             self._wake.set()
 
@@ -489,9 +612,40 @@ class Crawl:
     async def _commit_loop(self) -> None:
         while True:
             await asyncio.sleep(self.config.commit_interval)
-            self.db.commit()
+            try:
+                self.db.commit()
+            except Exception as exc:
+                if self._full_disk(exc):
+                    return
+                raise
+            self._check_space()
 
     async def _shutdown(self) -> None:
+        try:
+            if not self._write_failed:
+                try:
+                    await self._finish_work()
+                except Exception as exc:
+                    if not self._full_disk(exc):
+                        raise
+            if self._write_failed:
+                await self._drop_work()
+        finally:
+            if self._pool is not None:
+                self._pool.shutdown(wait=not self._aborting, cancel_futures=True)
+            await self.client.close()
+            await self.dns.close()
+
+    async def _drop_work(self) -> None:
+        """A full disk: cancel everything in flight, write nothing more."""
+        tasks = [*self._fetching, *self._parsing]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        self._fetching.clear()
+        await self.indexing.halt()
+
+    async def _finish_work(self) -> None:
         grace = 0.0 if self._aborting else min(10.0, self.config.timeouts.total)
         if self._fetching:
             _done, pending = await asyncio.wait(list(self._fetching), timeout=grace or None)
@@ -512,17 +666,23 @@ class Crawl:
         # Pages stored but not indexed are indexed now (on abort: at the next start).
         await self.indexing.drain(index_rest=not self._aborting)
         self.db.commit()
-        if self._pool is not None:
-            self._pool.shutdown(wait=not self._aborting, cancel_futures=True)
-        await self.client.close()
-        await self.dns.close()
 
     def close(self) -> None:
-        self.indexing.close()
-        self.warc_log.close()
-        self.text_log.close()
-        self.events_log.close()
-        self.db.close()
+        """Close the files and the database (committing, unless the disk is full)."""
+        if not self._write_failed:
+            try:
+                self.indexing.close()
+                for log in self._logs:
+                    log.close()
+                self.db.close()
+                return
+            except Exception as exc:
+                if not self._full_disk(exc):
+                    raise
+        self.indexing.close(abandon=True)
+        for log in self._logs:
+            log.abandon()
+        self.db.close(commit=False)
 
     # -- progress ----------------------------------------------------------------------
 
@@ -531,11 +691,7 @@ class Crawl:
         now = self.clock.now()
         stored = self.counters.get("fetch:stored")
         mono = time.monotonic()
-        self._rate.append((mono, stored))
-        while len(self._rate) > 2 and mono - self._rate[0][0] > 10.0:
-            self._rate.pop(0)
-        t0, n0 = self._rate[0]
-        rate = (stored - n0) / (mono - t0) if mono > t0 else 0.0
+        rate = self._rate.rate(mono, stored)
         errors = sum(v for k, v in self.counters.all().items() if k.startswith("error:"))
         return Snapshot(
             elapsed=mono - self._started if self._started else 0.0,
@@ -560,6 +716,7 @@ class Crawl:
 
     def summary(self, stopped: str) -> CrawlSummary:
         return CrawlSummary(
+            error=None if self.disk_full is None else str(self.disk_full),
             stopped=stopped,
             snapshot=self.snapshot(),
             data_dir=str(self.config.data_dir),

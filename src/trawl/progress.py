@@ -53,6 +53,13 @@ class ProgressReporter:
             self._out.write(f"[{snapshot.elapsed:8.1f}s] {line}\n")
         self._out.flush()
 
+    def fail(self, message: str) -> None:
+        """A run that ended in error: its one line, below the live line if one is drawn."""
+        if self._tty and self._last:
+            self._out.write("\n")
+        self._out.write(message + "\n")
+        self._out.flush()
+
     def finish(self, summary: CrawlSummary) -> None:
         if self._tty:
             self._out.write("\n")

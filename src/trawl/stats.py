@@ -7,6 +7,7 @@ crawl's lock.
 
 from __future__ import annotations
 
+from collections import deque
 from pathlib import Path
 from typing import Any
 
@@ -61,3 +62,30 @@ def url_states(data_dir: Path, *, status: str | None = None) -> dict[str, tuple[
         return {url: (s.label, reason) for url, s, reason in reader.url_states(wanted)}
     finally:
         reader.close()
+
+
+class RateWindow:
+    """Pages per second over about the last ``span`` seconds of a running crawl.
+
+    Times are passed in (monotonic seconds), so the arithmetic is tested without
+    sleeping. ``start`` records the count at the start of the run: the first reading
+    (the first progress line, one interval later) then has a base to compare with.
+    """
+
+    def __init__(self, span: float = 10.0) -> None:
+        self._span = span
+        self._samples: deque[tuple[float, int]] = deque()
+
+    def start(self, now: float, count: int) -> None:
+        self._samples.clear()
+        self._samples.append((now, count))
+
+    def rate(self, now: float, count: int) -> float:
+        """The rate from the newest sample at least ``span`` old (or the oldest) to now."""
+        samples = self._samples
+        if not samples or now > samples[-1][0]:
+            samples.append((now, count))
+        while len(samples) > 2 and now - samples[1][0] >= self._span:
+            samples.popleft()
+        t0, n0 = samples[0]
+        return max(0.0, (count - n0) / (now - t0)) if now > t0 else 0.0

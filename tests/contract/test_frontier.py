@@ -352,3 +352,38 @@ def test_lookup_of_an_unknown_url(backend: Backend) -> None:
     assert f.lookup("https://a.example/none", "a.example", 7) is None
     found = f.lookup("https://a.example/x", "a.example", 7)
     assert found is not None and found.fp == 7
+
+
+def test_reasons_are_stored_as_one_bounded_line(backend: Backend) -> None:
+    # Reasons come from the web (server messages, exception texts): one line each,
+    # so `trawl stats --urls` keeps one URL per line.
+    f = backend.frontier()
+    f.add([url("a.example", f"/{i}") for i in range(4)], now=T0)
+    hostile = (
+        "protocol: Bad status line:\n  Invalid status code:\r\n\tb'HTTP/1.1 X'\x00\x1b[2J\u2028^"
+    )
+    leases = []
+    for i in range(4):
+        lease = f.take(T0 + i)
+        assert lease is not None
+        leases.append(lease)
+        if i == 0:
+            f.finish(lease, UrlStatus.FAILED, host_ready_at=T0 + i + 1, reason=hostile)
+        elif i == 1:
+            f.retry(lease, due=T0 + 100, host_ready_at=T0 + i + 1, reason=hostile)
+        elif i == 2:
+            f.finish(lease, UrlStatus.FAILED, host_ready_at=T0 + i + 1, reason="x" * 10_000)
+        else:
+            f.finish(lease, UrlStatus.REDIRECTED, host_ready_at=T0 + i + 1, reason="-> y")
+            f.set_status(lease.host, lease.fp, UrlStatus.FAILED, reason="loop\nagain")
+    reasons = []
+    for lease in leases:
+        record = f.get(lease.host, lease.fp)
+        assert record is not None and record.reason is not None
+        reasons.append(record.reason)
+    assert reasons[0] == reasons[1]
+    assert reasons[0] == "protocol: Bad status line: Invalid status code: b'HTTP/1.1 X' [2J ^"
+    assert len(reasons[2]) <= 300
+    assert reasons[3] == "loop again"
+    for reason in reasons:
+        assert reason.isprintable()

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 import orjson
+import psutil  # type: ignore[import-untyped]
 
 from trawl.stats import url_states
 from trawl.testing.testweb import TestWeb
@@ -98,6 +101,7 @@ async def test_ctrl_c_stops_cleanly_and_the_crawl_resumes(tmp_path: Path) -> Non
         assert time.monotonic() - started < 10
         assert "stopping" in err
         assert "crawl interrupted" in err
+        assert "Traceback" not in err
         states = url_states(data)
         assert "in flight" not in {s for s, _ in states.values()}
         done_before = sum(s == "parsed" for s, _ in states.values())
@@ -145,3 +149,56 @@ async def test_bad_arguments_exit_2_with_a_message(tmp_path: Path) -> None:
     rc, _out, err = await trawl("stats", "--data", str(tmp_path / "nothing"))
     assert rc == 2
     assert "no crawl" in err
+
+
+async def test_ctrl_c_at_a_terminal_prints_no_traceback_from_parse_workers(
+    tmp_path: Path,
+) -> None:
+    """A terminal sends SIGINT to the whole foreground process group, parse workers too."""
+    async with TestWeb() as web:
+        data = tmp_path / "data"
+        cmd = [TRAWL, "crawl", web.url("books.test"), "--data", str(data), *_net(web, tmp_path)]
+        cmd += ["--delay", "0.1", "--parse-workers", "2", "--quiet"]
+        # A session of its own: the crawler leads a process group, as a shell's job does.
+        proc = await asyncio.create_subprocess_exec(
+            *cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True
+        )
+        await requests_seen(web, "books.test", 8)  # pages parsed: the workers are up
+        workers = [
+            p for p in psutil.Process(proc.pid).children(recursive=True) if p.pid != proc.pid
+        ]
+        assert workers, "no parse worker processes to signal"
+        os.killpg(proc.pid, signal.SIGINT)
+        _out, errb = await asyncio.wait_for(proc.communicate(), 30)
+        err = errb.decode()
+        assert proc.returncode == 130, err
+        assert "crawl interrupted" in err
+        assert "Traceback" not in err
+        assert "KeyboardInterrupt" not in err
+
+
+async def test_stats_urls_prints_one_line_per_url_whatever_the_reasons(tmp_path: Path) -> None:
+    async with TestWeb() as web:
+        data = tmp_path / "data"
+        common = [*_net(web, tmp_path), "--delay", "0.02", "--parse-workers", "0", "--quiet"]
+        seed = web.url("redirects.test")
+        rc, _out, err = await trawl("crawl", seed, "--data", str(data), *common)
+        assert rc == 0, err
+    states = url_states(data)
+    assert states[web.url("redirects.test", "/loop/a")] == ("failed", "redirect loop")
+    assert states[web.url("redirects.test", "/self")] == ("failed", "redirect loop")
+    # A data directory written before reasons were made single-line (or by hand).
+    conn = sqlite3.connect(data / "state.db")
+    with conn:
+        conn.execute(
+            "UPDATE urls SET reason=? WHERE url=?",
+            ("bad\nstatus\tline\r\x1b[31m", web.url("redirects.test", "/to-ftp")),
+        )
+    conn.close()
+    rc, out, err = await trawl("stats", "--data", str(data), "--urls")
+    assert rc == 0, err
+    lines = out.splitlines()
+    assert len(lines) == len(states)
+    assert all(len(line.split("\t")) == 3 for line in lines)
+    (bad,) = [line for line in lines if line.endswith("/to-ftp")]
+    assert bad.split("\t")[1] == "bad\\nstatus\\tline\\r\\x1b[31m"

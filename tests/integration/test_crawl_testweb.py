@@ -147,9 +147,14 @@ def test_redirects(crawled: Result) -> None:
     assert r.state("redirects.test", "/landing/chain3")[0] == "parsed"
     assert r.state("redirects.test", "/chain6/1") == ("failed", "too many redirects")
     assert r.url("redirects.test", "/landing/chain6") not in r.states
-    assert r.state("redirects.test", "/loop/a")[0] == "redirected"
+    # A loop ends with a reason on the URL that was wanted, each hop fetched once.
+    assert r.state("redirects.test", "/loop/a") == ("failed", "redirect loop")
+    assert r.state("redirects.test", "/loop/b") == ("failed", "redirect loop")
     assert r.requested("redirects.test", "/loop/a") == 1
     assert r.requested("redirects.test", "/loop/b") == 1
+    assert r.state("redirects.test", "/self") == ("failed", "redirect loop")
+    assert r.requested("redirects.test", "/self") == 1
+    assert r.state("redirects.test", "/chain6/6") == ("failed", "too many redirects")
     assert "blocked address" in (r.state("redirects.test", "/to-private")[1] or "") or (
         r.state("redirects.test", "/to-private")[1] or ""
     ).endswith("(out of scope)")
@@ -176,6 +181,10 @@ def test_errors_retries_and_timeouts(crawled: Result) -> None:
     assert reason is not None
     assert reason.startswith("reset")
     assert r.state("errors.test", "/bad-status-line")[1].startswith("protocol")  # type: ignore[union-attr]
+    # Server text quoted in a reason (a bad status line spans lines) is one line.
+    for _status, why in r.states.values():
+        assert why is None or why.isprintable(), why
+    assert "protocol: protocol" not in (r.state("errors.test", "/garbage-headers")[1] or "")
     assert r.state("slow.test", "/slow-headers")[1].startswith("timeout-first-byte")  # type: ignore[union-attr]
     assert r.state("slow.test", "/trickle")[1].startswith("timeout-total")  # type: ignore[union-attr]
 

@@ -52,6 +52,8 @@ def test_training_purpose_adds_ai_opt_out_tokens(tmp_path: Path) -> None:
         {"purpose": "fun"},
         {"timeouts": Timeouts(connect=0)},
         {"parse_workers": -1},
+        {"max_per_host": -1},
+        {"max_links_per_page": -5},
     ],
 )
 def test_invalid_settings(tmp_path: Path, changes: dict[str, object]) -> None:
@@ -105,3 +107,30 @@ def test_resolve_entries(tmp_path: Path) -> None:
     assert read_resolve_file(f) == {"a.test": "127.0.0.2", "b.test": "127.0.0.3"}
     with pytest.raises(ConfigError):
         read_resolve_file(tmp_path / "missing.txt")
+
+
+def test_per_host_and_per_page_limits_have_defaults_and_can_be_lifted(tmp_path: Path) -> None:
+    c = CrawlConfig(data_dir=tmp_path)
+    assert c.max_per_host == 100_000
+    assert c.max_links_per_page == 5000
+    toml = tmp_path / "c.toml"
+    toml.write_text('[crawl]\nmax_per_host = "none"\nmax_links_per_page = 200\n')
+    env = {"TRAWL_MAX_LINKS_PER_PAGE": "none"}
+    from_file = load_config(file=toml, env={}, overrides={"data_dir": tmp_path})
+    assert (from_file.max_per_host, from_file.max_links_per_page) == (0, 200)
+    both = load_config(file=toml, env=env, overrides={"data_dir": tmp_path})
+    assert both.max_links_per_page == 0
+    with pytest.raises(ConfigError):
+        load_config(env={"TRAWL_MAX_PER_HOST": "lots"}, overrides={"data_dir": tmp_path})
+
+
+def test_limit_flags(tmp_path: Path) -> None:
+    from trawl.cli import build_parser
+
+    parser = build_parser()
+    args = parser.parse_args(["crawl", "--data", str(tmp_path), "--max-per-host", "none"])
+    assert args.max_per_host == 0
+    args = parser.parse_args(["crawl", "--data", str(tmp_path), "--max-links-per-page", "50"])
+    assert args.max_links_per_page == 50
+    with pytest.raises(SystemExit):
+        parser.parse_args(["crawl", "--data", str(tmp_path), "--max-per-host", "-3"])

@@ -96,6 +96,27 @@ def test_hostile_input_never_raises_and_result_pickles() -> None:
     assert empty.content_hash is None
 
 
+def test_links_stop_at_the_per_page_cap_and_the_rest_are_counted() -> None:
+    anchors = "".join(f'<a href="/p/{n}">{n}</a>' for n in range(12))
+    html = (
+        f"<html><head><title>T</title></head><body>{ARTICLE}{anchors}"
+        # After the cap: a repeat of a kept link (not dropped), a nofollow link (not
+        # followed anyway), a broken href (no URL), and a canonical link (still read).
+        '<a href="/p/1">again</a><a href="/x" rel="nofollow">n</a><a href="http://[::1">b</a>'
+        '<link rel="canonical" href="/canonical"></body></html>'
+    )
+    out = parse_page(page(html), ParseOptions(max_links=5))
+    assert out.links == tuple(f"http://a.test/p/{n}" for n in range(5))
+    # /p/5../p/11, then the broken href and the canonical as a link, both unparsed.
+    assert out.links_over_cap == 7 + 2
+    assert out.canonical == "http://a.test/canonical"
+    assert out.nofollow_links == 1
+    every = parse_page(page(html), ParseOptions(max_links=0))
+    assert len(every.links) == 13  # twelve and the canonical (a link rel=canonical)
+    assert every.links_over_cap == 0
+    assert parse_page(page(html), ParseOptions()).links_over_cap == 0  # 5,000 by default
+
+
 # -- bodies that are not text (issue 16) ----------------------------------------------------
 
 ENGLISH_PAGE = (

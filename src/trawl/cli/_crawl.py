@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import re
 import signal
 import sys
 from pathlib import Path
@@ -15,12 +16,19 @@ import orjson
 from trawl.config import (
     Timeouts,
     load_config,
+    parse_limit,
     parse_network,
     parse_resolve,
+    parse_size,
     read_resolve_file,
 )
-from trawl.errors import ConfigError, StorageError
+from trawl.errors import ConfigError, DiskFullError, StorageError
 from trawl.stats import read_stats, url_states
+
+# Exit status of a crawl stopped by a full disk or by the free-space reserve (the
+# sysexits.h EX_TEMPFAIL: try again later, here once space is freed; the crawl
+# resumes where it stopped).
+EXIT_DISK_FULL = 75
 
 
 def register(sub: argparse._SubParsersAction[Any]) -> None:
@@ -29,6 +37,9 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
         help="crawl from seed URLs into a data directory (resumes if it exists)",
         description="Crawl politely from seed URLs until the scope is exhausted or a limit "
         "is hit. Running the same command again, or --resume DIR, continues a crawl.",
+        epilog="Exit status: 0 done or a limit reached, 2 bad arguments or an unusable "
+        f"data directory, {EXIT_DISK_FULL} disk full or less free space than "
+        "--min-free-space (free space and run the same command again), 130 interrupted.",
     )
     p.add_argument("seeds", nargs="*", metavar="SEED", help="seed URLs")
     p.add_argument("--seeds", dest="seeds_file", type=Path, help="file with one seed per line")
@@ -41,7 +52,18 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     p.add_argument("--delay", type=float, help="seconds between requests to a host (1)")
     p.add_argument("--max-pages", type=int)
     p.add_argument("--max-depth", type=int)
-    p.add_argument("--max-per-host", type=int)
+    p.add_argument(
+        "--max-per-host",
+        type=_limit,
+        metavar="N",
+        help="URLs admitted per host (default 100000; 0 or none: no limit)",
+    )
+    p.add_argument(
+        "--max-links-per-page",
+        type=_limit,
+        metavar="N",
+        help="links taken from one page, the rest counted (default 5000; 0 or none: no limit)",
+    )
     p.add_argument("--max-duration", type=float, metavar="SECONDS")
     p.add_argument("--max-in-flight", type=int, help="requests in flight across hosts")
     p.add_argument("--scope", choices=["host", "domain", "any", "allowlist"])
@@ -68,6 +90,13 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
         choices=["none", "gopher"],
         help="drop documents failing these quality rules (default none)",
     )
+    p.add_argument(
+        "--min-free-space",
+        type=_size,
+        metavar="SIZE",
+        help="stop cleanly when the data directory's disk has less free space than this "
+        "(default 256M; 0: no reserve)",
+    )
     p.add_argument("--parse-workers", type=int)
     p.add_argument("--timeout", type=float, help="total seconds per fetch")
     p.add_argument("--quiet", action="store_true", help="no progress, only the summary")
@@ -92,6 +121,23 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     s.set_defaults(handler=_stats)
 
 
+def _limit(text: str) -> int:
+    try:
+        value = parse_limit(text)
+    except ConfigError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must not be negative: {text}")
+    return value
+
+
+def _size(text: str) -> int:
+    try:
+        return parse_size(text)
+    except ConfigError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def _overrides(args: argparse.Namespace, data_dir: Path) -> dict[str, Any]:
     seeds = list(args.seeds)
     if args.seeds_file is not None:
@@ -114,6 +160,7 @@ def _overrides(args: argparse.Namespace, data_dir: Path) -> dict[str, Any]:
         "max_pages": args.max_pages,
         "max_depth": args.max_depth,
         "max_per_host": args.max_per_host,
+        "max_links_per_page": args.max_links_per_page,
         "max_duration": args.max_duration,
         "max_in_flight": args.max_in_flight,
         "scope": args.scope,
@@ -124,6 +171,7 @@ def _overrides(args: argparse.Namespace, data_dir: Path) -> dict[str, Any]:
         "parse_workers": args.parse_workers,
         "quality": args.quality_filter,
         "recrawl": args.recrawl,
+        "min_free_space": args.min_free_space,
     }
     if args.timeout is not None:
         out["timeouts"] = Timeouts(
@@ -162,6 +210,9 @@ def _crawl(args: argparse.Namespace) -> int:
         if not config.seeds and not (data_dir / "state.db").exists():
             raise ConfigError("no seeds: give SEED arguments or --seeds FILE")
         crawl = Crawl(config)
+    except DiskFullError as exc:
+        print(_disk_full_message(exc), file=sys.stderr)
+        return EXIT_DISK_FULL
     except (ConfigError, StorageError) as exc:
         print(f"trawl crawl: {exc}", file=sys.stderr)
         return 2
@@ -174,9 +225,17 @@ def _crawl(args: argparse.Namespace) -> int:
         # close in half; it only marks the run as interrupted.
         late.install()
         crawl.close()
+    if crawl.disk_full is not None:
+        # One line, no summary: the numbers of a run cut short are not worth more.
+        reporter.fail(_disk_full_message(crawl.disk_full))
+        return EXIT_DISK_FULL
     reporter.finish(summary)
     interrupted = summary.stopped in ("interrupted", "aborted") or late.count > 0
     return 130 if interrupted else 0
+
+
+def _disk_full_message(exc: DiskFullError) -> str:
+    return f"trawl crawl: {exc}; free space and run the same command again to resume"
 
 
 class _LateInterrupts:
@@ -227,6 +286,22 @@ async def _run(crawl: Any, reporter: Any, late: _LateInterrupts, *, quiet: bool)
         late.install()  # no gap in which a signal kills the process mid-close
 
 
+# Control characters (tab, the field separator, and newline among them) and the
+# Unicode line separators: escaped, so each URL is one line of three fields.
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def _escape_one(match: re.Match[str]) -> str:
+    char = match[0]
+    code = ord(char)
+    return _ESCAPES.get(char) or (f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}")
+
+
+def _escape(text: str) -> str:
+    return _CONTROL.sub(_escape_one, text)
+
+
 def _stats(args: argparse.Namespace) -> int:
     if args.urls is not None:
         try:
@@ -235,7 +310,7 @@ def _stats(args: argparse.Namespace) -> int:
             print(f"trawl stats: {exc}", file=sys.stderr)
             return 2
         for url, (status, reason) in sorted(states.items()):
-            print(f"{status}\t{reason or ''}\t{url}")
+            print(f"{status}\t{_escape(reason or '')}\t{_escape(url)}")
         return 0
     try:
         stats = read_stats(args.data)

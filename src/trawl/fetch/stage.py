@@ -357,6 +357,15 @@ class FetchStage:
             )
             self._fail_origin(origin, "too many redirects")
             return
+        if self._loops(target, lease.url, origin):
+            # The seen set would end the loop quietly, with every hop "redirected" and
+            # the chain's start, the URL that was wanted, never marked as failed.
+            self._count.add("redirect:loop")
+            self._frontier.finish(
+                lease, UrlStatus.FAILED, reason="redirect loop", host_ready_at=ready
+            )
+            self._fail_origin(origin, "redirect loop")
+            return
         if lease.depth == 0:
             # Where a seed redirects to is a seed too (http -> https, www., new domain).
             self._admission.scope.add_host(urls.host_key(target))
@@ -371,6 +380,14 @@ class FetchStage:
             reason=f"-> {target}" + (f" ({why})" if why else ""),
             host_ready_at=ready,
         )
+
+    def _loops(self, target: str, url: str, origin: str) -> bool:
+        """``target`` is a URL this redirect chain has already been through."""
+        if target in (url, origin):
+            return True
+        host = urls.host_key(target)
+        record = self._frontier.lookup(target, host, urls.fingerprint(target))
+        return record is not None and record.via == origin
 
     def _fail_origin(self, origin: str, reason: str) -> None:
         host = urls.host_key(origin)
@@ -390,10 +407,10 @@ class FetchStage:
             return
         ready = self._pace.after_trouble(lease.host, now)
         if exc.retryable:
-            self._retry(lease, reason=f"{exc.kind}: {exc}", host_ready_at=ready)
+            self._retry(lease, reason=f"{exc.kind}: {exc.message}", host_ready_at=ready)
         else:
             self._frontier.finish(
-                lease, UrlStatus.FAILED, reason=f"{exc.kind}: {exc}"[:300], host_ready_at=ready
+                lease, UrlStatus.FAILED, reason=f"{exc.kind}: {exc.message}", host_ready_at=ready
             )
 
     def _retry(self, lease: Lease, *, reason: str, host_ready_at: float) -> None:
@@ -402,7 +419,7 @@ class FetchStage:
         if attempts >= self._policy.max_attempts:
             self._count.add("fetch:failed")
             self._frontier.finish(
-                lease, UrlStatus.FAILED, reason=reason[:300], host_ready_at=host_ready_at
+                lease, UrlStatus.FAILED, reason=reason, host_ready_at=host_ready_at
             )
             return
         p = self._policy
@@ -410,4 +427,4 @@ class FetchStage:
         backoff *= 0.5 + self._rng.random()  # jitter: retries of many URLs do not align
         due = max(self._clock.now() + backoff, host_ready_at)
         self._count.add("fetch:retried")
-        self._frontier.retry(lease, due=due, host_ready_at=host_ready_at, reason=reason[:300])
+        self._frontier.retry(lease, due=due, host_ready_at=host_ready_at, reason=reason)

@@ -19,6 +19,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from trawl.errors import DiskFullError, as_disk_full
 from trawl.frontier.admission import CounterSink
 from trawl.index.writer import DEFAULT_BATCH, CommittedTexts, Indexer, PendingPages
 from trawl.storage.base import PageRecord
@@ -39,8 +40,17 @@ class CrawlIndexing:
         interval: float = 2.0,
         batch: int = DEFAULT_BATCH,
         stored: Callable[[], int] = lambda: 0,
+        on_disk_full: Callable[[DiskFullError], None] | None = None,
     ) -> None:
-        self.indexer = Indexer(index_dir)
+        try:
+            self.indexer = Indexer(index_dir)
+        except Exception as exc:
+            full = as_disk_full(exc, index_dir)
+            if full is None:
+                raise
+            raise full from exc
+        self._index_dir = index_dir
+        self._on_disk_full = on_disk_full
         self._pages = pages
         self._texts = CommittedTexts(text_dir)
         self._counters = counters
@@ -52,10 +62,11 @@ class CrawlIndexing:
         self._draining = False
         self._stored = stored  # pages stored so far (the parse stage's count)
         self._stored_then = 0
+        self._halted = False  # a full disk: no more batches in this run
         db.after_commit(self._after_commit)
 
     def _after_commit(self) -> None:
-        if self._draining or (self._task is not None and not self._task.done()):
+        if self._halted or self._draining or (self._task is not None and not self._task.done()):
             return
         try:
             loop = asyncio.get_running_loop()
@@ -78,10 +89,17 @@ class CrawlIndexing:
     async def _index(self, taken: list[PageRecord]) -> bool:
         try:
             await asyncio.to_thread(self._write, taken)
-        except Exception:  # the pages stay unindexed and are taken again later
+        except Exception as exc:  # the pages stay unindexed and are taken again later
+            self._full = False
+            full = as_disk_full(exc, self._index_dir)
+            if full is not None and self._on_disk_full is not None:
+                # Not an indexing fault: the crawl stops, and the index catches up
+                # (the pages are still unindexed) when it runs again with space.
+                self._on_disk_full(full)
+                self._halted = True
+                return False
             log.exception("indexing %d pages failed", len(taken))
             self._counters.add("error:index")
-            self._full = False
             return False
         self._pages.mark_indexed([p.content_hash for p in taken])
         self._counters.add("index:pages", len(taken))
@@ -101,12 +119,25 @@ class CrawlIndexing:
             if self._task is not None:
                 with contextlib.suppress(Exception):
                     await self._task
-            while index_rest and (taken := self._pages.unindexed(self._batch)):
+            while index_rest and not self._halted and (taken := self._pages.unindexed(self._batch)):
                 if not await self._index(taken):
                     break
         finally:
             self._draining = False
 
-    def close(self) -> None:
+    async def halt(self) -> None:
+        """Start no more batches; wait for the one in its thread (a full disk)."""
+        self._halted = True
+        if self._task is not None:
+            with contextlib.suppress(Exception):
+                await self._task
+
+    def close(self, *, abandon: bool = False) -> None:
+        """Let merges finish and free the writer; ``abandon``: errors are let go (the
+        disk is full, and the next run's writer picks up from the last commit)."""
         self._draining = True  # for good: the closing commit must start nothing
-        self.indexer.close()
+        if not abandon:
+            self.indexer.close()
+            return
+        with contextlib.suppress(Exception):
+            self.indexer.close()

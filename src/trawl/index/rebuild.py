@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from trawl.errors import DataDirInUseError, StorageError
+from trawl.errors import DataDirInUseError, DiskFullError, StorageError, as_disk_full
 from trawl.index.writer import CommittedTexts, Indexer
 from trawl.storage.sqlite.db import Database
 from trawl.storage.sqlite.pages import SqlitePageStore
@@ -36,6 +36,19 @@ def rebuild_index(
     """Rebuild ``<data_dir>/index`` from the text records of the pages stored."""
     if not (data_dir / "state.db").exists():
         raise StorageError(f"{data_dir} holds no crawl (no state.db)")
+    try:
+        return _rebuild(data_dir, progress)
+    except DiskFullError:
+        raise
+    except Exception as exc:
+        # A full disk is one clear error: committed batches stay, the rest is redone.
+        full = as_disk_full(exc, data_dir / "index")
+        if full is None:
+            raise
+        raise full from exc
+
+
+def _rebuild(data_dir: Path, progress: Callable[[int, int], None] | None) -> RebuildSummary:
     started = time.perf_counter()
     try:
         db = Database(data_dir / "state.db")

@@ -38,6 +38,7 @@ class ParseOptions:
     detect_language: bool = True
     quality: bool = False  # compute quality signals (training crawls, or thresholds set)
     near: MinHasher | None = None  # compute the near-duplicate signature
+    max_links: int = 5000  # links kept per page (0: all); the rest are only counted
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +67,7 @@ class ParsedPage:
     license: str | None = None
     nofollow_links: int = 0  # links skipped for rel=nofollow
     bad_links: int = 0  # hrefs that are not crawlable URLs
+    links_over_cap: int = 0  # followable hrefs past ``max_links`` (not joined nor kept)
     tdm: TdmDecision | None = None  # from the page's own header or meta (meta wins)
     quality: QualitySignals | None = None
     near_signature: Signature | None = None  # MinHash of the main text
@@ -117,7 +119,7 @@ def _parse(job: ParseJob, options: ParseOptions) -> ParsedPage:
     found |= directives.from_meta(metas, options.agents)
 
     base = _base_url(tree, job.url)
-    links, canonical, license_url, nofollowed, bad = _links(tree, base, options, found)
+    links, canonical, license_url, nofollowed, bad, over_cap = _links(tree, base, options, found)
     extraction = extract_from_tree(tree, url=job.url)
     text = extraction.text or _visible_text(tree)
     language = None
@@ -140,6 +142,7 @@ def _parse(job: ParseJob, options: ParseOptions) -> ParsedPage:
         license=license_url,
         nofollow_links=nofollowed,
         bad_links=bad,
+        links_over_cap=over_cap,
         tdm=tdm_meta or tdm_header,
         quality=quality_signals(text) if options.quality and text else None,
         near_signature=options.near.signature(text) if options.near and text else None,
@@ -186,12 +189,19 @@ def _base_url(tree: LexborHTMLParser, url: str) -> str:
 
 def _links(
     tree: LexborHTMLParser, base: str, options: ParseOptions, found: set[str]
-) -> tuple[tuple[str, ...], str | None, str | None, int, int]:
-    """(links, canonical, license, rel=nofollow skipped, bad hrefs)."""
+) -> tuple[tuple[str, ...], str | None, str | None, int, int, int]:
+    """(links, canonical, license, rel=nofollow skipped, bad hrefs, hrefs over the cap).
+
+    Past ``options.max_links`` links, hrefs are only counted (a repeat of a kept href
+    is not): joining and keeping a million of them would cost seconds here and
+    flood the crawl process that receives them.
+    """
     follow = "nofollow" not in found
     out: dict[str, None] = {}
+    kept: set[str] = set()  # the raw hrefs behind ``out`` (with a cap)
+    cap = options.max_links or None
     canonical = license_url = None
-    nofollowed = bad = 0
+    nofollowed = bad = over = 0
     join = urls.join
     strip = options.strip_tracking
     for node in tree.css(_LINK_SELECTOR):
@@ -218,8 +228,15 @@ def _links(
         if "nofollow" in rel and not options.follow_nofollow_links:
             nofollowed += 1
             continue
+        if cap is not None and len(out) >= cap:
+            if raw not in kept:
+                over += 1
+            continue
         try:
             out[join(base, raw, strip_tracking=strip)] = None
         except UrlError:
             bad += 1
-    return tuple(out), canonical, license_url, nofollowed, bad
+            continue
+        if cap is not None:
+            kept.add(raw)
+    return tuple(out), canonical, license_url, nofollowed, bad, over

@@ -15,6 +15,8 @@ which may demote the host in the frontier.
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Generator, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Protocol
@@ -32,6 +34,8 @@ from trawl.parse.page import ParsedPage
 from trawl.parse.tdm import TdmDecision, decide
 from trawl.storage.base import Frontier, PageRecord, PageStore, ParseQueue
 
+# Links admitted between two turns of the event loop (a few milliseconds of work).
+ADMIT_CHUNK = 500
 # Directives that reserve a page's text from model training.
 AI_DIRECTIVES = ("noai", "noimageai")
 
@@ -100,6 +104,7 @@ class ParseStage:
         near: NearDupCheck | None = None,
         host_dups: HostDupTracker | None = None,
         revisits: Revisits | None = None,
+        chunk: int = ADMIT_CHUNK,
     ) -> None:
         self._frontier = frontier
         self._admission = admission
@@ -113,11 +118,43 @@ class ParseStage:
         self._near = near
         self._host_dups = host_dups or HostDupTracker()
         self._revisits = revisits
+        self._chunk = max(1, chunk)
+        self._lock = asyncio.Lock()
         self.documents = 0
 
     def apply(self, seq: int, job: dict[str, Any], page: ParsedPage) -> str:
         """Record everything ``page`` leads to; returns the outcome (for logs and tests)."""
-        outcome, kind, cluster = self._apply(job, page)
+        steps = self._steps(seq, job, page)
+        while True:
+            try:
+                next(steps)
+            except StopIteration as done:
+                outcome: str = done.value
+                return outcome
+
+    async def apply_async(self, seq: int, job: dict[str, Any], page: ParsedPage) -> str:
+        """``apply``, giving the event loop a turn between chunks of the page's links.
+
+        Admitting thousands of links takes tens to hundreds of milliseconds: in one go
+        it would hold up every fetch. A group commit between chunks makes some links
+        durable before the page is acknowledged, which is safe (a page parsed again
+        after a crash offers them again and finds them seen); the acknowledgement
+        comes in a commit that holds every link. Pages are applied one at a time, so
+        no other page's checks (is this text stored already?) run in between.
+        """
+        async with self._lock:
+            steps = self._steps(seq, job, page)
+            while True:
+                try:
+                    next(steps)
+                except StopIteration as done:
+                    outcome: str = done.value
+                    return outcome
+                await asyncio.sleep(0)
+
+    def _steps(self, seq: int, job: dict[str, Any], page: ParsedPage) -> Generator[None, None, str]:
+        """The work of ``apply``; yields between chunks of links (see ``apply_async``)."""
+        outcome, kind, cluster = yield from self._apply(job, page)
         host, fp = job["host"], job["fp"]
         self._pages.set_fetch_outcome(host, fp, content_hash=page.content_hash, outcome=outcome)
         self._frontier.set_status(host, fp, UrlStatus.PARSED, reason=outcome)
@@ -136,7 +173,7 @@ class ParseStage:
 
     def _apply(
         self, job: dict[str, Any], page: ParsedPage
-    ) -> tuple[str, Outcome | None, str | None]:
+    ) -> Generator[None, None, tuple[str, Outcome | None, str | None]]:
         now = self._clock.now()
         depth = int(job["depth"])
         if page.error:
@@ -168,10 +205,8 @@ class ParseStage:
                         self._pages.count_duplicate(verdict.duplicate_of)
                         where = near.url if near is not None else verdict.duplicate_of
                         return f"near duplicate of {where}", Outcome.NEAR_DUPLICATE, cluster
-        if not page.nofollow and page.links:
-            self._admission.offer(
-                [Candidate(link, depth=depth + 1) for link in page.links], now=now
-            )
+        if not page.nofollow:
+            yield from self._offer_links(page, depth + 1, now)
         if page.noindex:
             return "noindex", None, None
         if page.content_hash is None or cluster is None:
@@ -187,6 +222,16 @@ class ParseStage:
                 return "low quality: " + ", ".join(failures), Outcome.NEW, None
         self._store(job, page, cluster, tdm, opt_outs)
         return "stored", Outcome.NEW, cluster
+
+    def _offer_links(self, page: ParsedPage, depth: int, now: float) -> Iterator[None]:
+        if page.links_over_cap:
+            self._count.add("dropped:over per-page cap", page.links_over_cap)
+        links, step = page.links, self._chunk
+        for start in range(0, len(links), step):
+            if start:
+                yield
+            chunk = links[start : start + step]
+            self._admission.offer([Candidate(link, depth=depth) for link in chunk], now=now)
 
     def _tdm(self, job: dict[str, Any], page: ParsedPage) -> TdmDecision:
         well_known = job.get("tdm_well_known")

@@ -18,6 +18,7 @@ COLORS = ("red", "green", "blue", "black", "white", "grey", "navy", "olive")
 SIZES = ("xs", "s", "m", "l", "xl", "xxl")
 SORTS = ("price", "name", "newest", "rating")
 MANY_LINKS = 5000
+MILLION_LINKS = 1_000_000
 DEEP_CHAIN = 100
 SESSION_PAGES = 10
 MAX_TARGET = 64 * 1024  # longer request targets are answered 414
@@ -25,7 +26,7 @@ MAX_TARGET = 64 * 1024  # longer request targets are answered 414
 _CALENDAR = re.compile(r"/calendar/(\d{1,4})/(\d{1,2})")
 _REPEAT = re.compile(r"/repeat/(a/b/)+")
 _LONG = re.compile(r"/long/(x+)")
-_NUMBERED = re.compile(r"/(deep|many|session)/(\d+)")
+_NUMBERED = re.compile(r"/(deep|many|million|session)/(\d+)")
 
 
 class TrapSite(Site):
@@ -42,6 +43,10 @@ class TrapSite(Site):
             return self._page(path, "Longer", [(f"/long/{match[1] * 2}", "twice as long")])
         if path == "/many-links":
             return self._many_links()
+        if path == "/million-links":
+            return self._million_links()
+        if path == "/to-million-links":
+            return self._page(path, "On the way", [("/million-links", "a million links")])
         if match := _NUMBERED.fullmatch(path):
             return self._numbered(match[1], int(match[2]), query)
         return None
@@ -87,12 +92,38 @@ class TrapSite(Site):
             cached = self.routes["/many-links"] = self._page("/many-links", "5,000 links", links)
         return cached
 
+    def _million_links(self) -> Resource:
+        """1,000,000 links (about 31 MB), written as they are generated, never stored."""
+        head = document("A million links", "<h1>A million links</h1>\n<ul>")
+        head = head[: head.rindex(b"</body>")]
+        step = 10_000
+
+        async def serve(request: web.BaseRequest) -> web.StreamResponse:
+            response = web.StreamResponse(headers={"Content-Type": "text/html; charset=utf-8"})
+            await response.prepare(request)
+            await response.write(head)
+            for start in range(1, MILLION_LINKS + 1, step):
+                end = min(start + step, MILLION_LINKS + 1)
+                chunk = "".join(f'<li><a href="/million/{n}">{n}</a>\n' for n in range(start, end))
+                # One chunk at a time, each awaited: the server's other hosts (and its
+                # request log's timestamps) are not held up while this page streams.
+                await response.write(chunk.encode())
+            await response.write(b"</ul>\n</body>\n</html>\n")
+            await response.write_eof()
+            return response
+
+        return Resource(
+            200, serve=serve, modeled=False, note="1,000,000 links, generated while sent"
+        )
+
     def _numbered(self, kind: str, n: int, query: str) -> Resource | None:
         if kind == "deep" and 1 <= n <= DEEP_CHAIN and not query:
             nxt = [(f"/deep/{n + 1}", "deeper")] if n < DEEP_CHAIN else []
             return self._page(f"/deep/{n}", f"Depth {n}", nxt)
         if kind == "many" and 1 <= n <= MANY_LINKS and not query:
             return self._page(f"/many/{n}", f"Item {n}", [])
+        if kind == "million" and 1 <= n <= MILLION_LINKS and not query:
+            return self._page(f"/million/{n}", f"Entry {n}", [])
         if kind == "session" and 1 <= n <= SESSION_PAGES:
             return self._session(n)
         return None

@@ -108,7 +108,10 @@ traps.test
   (every page links every other value and the next page); /session/1../10 (links carry
   a fresh random ?sid= every time, rel=canonical without it); /repeat/a/b/ (links
   /repeat/a/b/a/b/ ...); /long/x (links a path twice as long; 414 past 64 KiB);
-  /many-links (5,000 links to /many/1../5000); /deep/1 -> ... -> /deep/100.
+  /many-links (5,000 links to /many/1../5000); /deep/1 -> ... -> /deep/100;
+  /million-links (1,000,000 links to /million/1..1000000, about 31 MB, generated while
+  sent and never stored; not linked from /: seed it, or /to-million-links, a page
+  linking it, to reach it one fetch later).
 """
 
 from __future__ import annotations

@@ -9,10 +9,13 @@ record, and nothing committed is ever rewritten.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
+from collections.abc import Iterator
 from pathlib import Path
 
+from trawl.errors import as_disk_full
 from trawl.models import Location, Position
 
 
@@ -35,13 +38,29 @@ class SegmentLog:
         self._max = max_bytes
         self._fsync = fsync
         self._pattern = re.compile(re.escape(prefix) + r"-(\d{5,})" + re.escape(suffix) + "$")
-        directory.mkdir(parents=True, exist_ok=True)
-        self.recovered_bytes = self._recover(committed or Position(1, 0))
         start = committed or Position(1, 0)
         self._index = start.index
-        self._file = open(self._path(self._index), "ab")  # noqa: SIM115 - held open
+        with self._writing():
+            directory.mkdir(parents=True, exist_ok=True)
+            self.recovered_bytes = self._recover(start)
+            self._file = open(self._path(self._index), "ab")  # noqa: SIM115 - held open
         self._offset = self._file.tell()
         self._unsynced = False
+
+    @contextlib.contextmanager
+    def _writing(self) -> Iterator[None]:
+        """A full disk met while writing the current file is a ``DiskFullError`` for it.
+
+        Nothing is undone: whatever was appended since the last commit is cut off
+        when the log is opened again, as after a crash.
+        """
+        try:
+            yield
+        except OSError as exc:
+            full = as_disk_full(exc, self._path(self._index))
+            if full is None:
+                raise
+            raise full from exc
 
     def _path(self, index: int) -> Path:
         return self.directory / self.name(index)
@@ -91,9 +110,10 @@ class SegmentLog:
     def rotate(self) -> None:
         """Start the next file (the caller may then write a header record into it)."""
         self.sync()
-        self._file.close()
-        self._index += 1
-        self._file = open(self._path(self._index), "ab")  # noqa: SIM115 - held open
+        with self._writing():
+            self._file.close()
+            self._index += 1
+            self._file = open(self._path(self._index), "ab")  # noqa: SIM115 - held open
         self._offset = 0
 
     def append(self, data: bytes) -> Location:
@@ -101,7 +121,8 @@ class SegmentLog:
         if self.would_rotate(len(data)):
             self.rotate()
         offset = self._offset
-        self._file.write(data)
+        with self._writing():
+            self._file.write(data)
         self._offset += len(data)
         self._unsynced = True
         return Location(self.current, offset, len(data))
@@ -109,15 +130,17 @@ class SegmentLog:
     def sync(self) -> Position:
         """Flush (and fsync) what was appended; returns the position now safe to commit."""
         if self._unsynced:
-            self._file.flush()
-            if self._fsync:
-                os.fsync(self._file.fileno())
+            with self._writing():
+                self._file.flush()
+                if self._fsync:
+                    os.fsync(self._file.fileno())
             self._unsynced = False
         return self.position()
 
     def read(self, location: Location) -> bytes:
         if location.file == self.current:
-            self._file.flush()
+            with self._writing():
+                self._file.flush()
         with open(self.directory / location.file, "rb") as f:
             f.seek(location.offset)
             return f.read(location.length)
@@ -125,3 +148,9 @@ class SegmentLog:
     def close(self) -> None:
         self.sync()
         self._file.close()
+
+    def abandon(self) -> None:
+        """Close without writing what is buffered (after a full disk: nothing of it
+        is committed, and the next open cuts the file back to the last commit)."""
+        with contextlib.suppress(OSError):
+            self._file.close()

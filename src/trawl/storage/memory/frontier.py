@@ -17,6 +17,7 @@ from trawl.storage.memory.frontier_state import (
     UrlRow,
     wrap_fp,
 )
+from trawl.storage.reasons import one_line
 
 # States a URL is in while the crawl still owes it a fetch.
 _ACTIVE = frozenset({UrlStatus.QUEUED, UrlStatus.IN_FLIGHT, UrlStatus.WAITING})
@@ -152,7 +153,7 @@ class MemoryFrontier(FrontierIndex):
         rec = self._leased_record(lease)
         if rec is not None:
             self._index(lease.host, rec, status, None)
-            rec.reason, rec.etag, rec.last_modified = reason, etag, last_modified
+            rec.reason, rec.etag, rec.last_modified = one_line(reason), etag, last_modified
             rec.attempts += 1
             self._move(UrlStatus.IN_FLIGHT, status)
         self._release(lease.host, host_ready_at)
@@ -161,7 +162,7 @@ class MemoryFrontier(FrontierIndex):
         rec = self._leased_record(lease)
         if rec is not None:
             self._index(lease.host, rec, UrlStatus.WAITING, due)
-            rec.reason = reason
+            rec.reason = one_line(reason)
             rec.attempts += 1
             self._move(UrlStatus.IN_FLIGHT, UrlStatus.WAITING)
         self._release(lease.host, host_ready_at)
@@ -184,7 +185,7 @@ class MemoryFrontier(FrontierIndex):
         if old in _ACTIVE:
             raise ValueError(f"set_status is for finished URLs, not {old.label}")
         self._index(host, rec, status, rec.due)
-        rec.reason = reason
+        rec.reason = one_line(reason)
         self._move(old, status)
 
     def revisit(self, host: str, fp: int, *, due: float, interval: float) -> None:
@@ -231,6 +232,6 @@ class MemoryFrontier(FrontierIndex):
         h.priority = max(h.priority, priority)
         if budget is not None:
             h.budget = budget if h.budget is None else min(h.budget, budget)
-        h.demoted_reason = reason
+        h.demoted_reason = one_line(reason)
         if h.name in self._schedule:
             self._schedule.schedule(h.name, h.next_at, h.priority)

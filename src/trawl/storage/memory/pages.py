@@ -14,6 +14,7 @@ from typing import Any
 import orjson
 
 from trawl.storage.base import FetchRecord, PageRecord, RobotsRow
+from trawl.storage.reasons import one_line
 
 
 @dataclass(slots=True)
@@ -63,14 +64,16 @@ class MemoryPageStore:
         yield from list(self._pages.values())
 
     def record_fetch(self, f: FetchRecord) -> None:
-        self._fetches[(f.host, f.fp)] = f
+        self._fetches[(f.host, f.fp)] = replace(f, outcome=one_line(f.outcome))
 
     def set_fetch_outcome(
         self, host: str, fp: int, *, content_hash: str | None, outcome: str
     ) -> None:
         f = self._fetches.get((host, fp))
         if f is not None:
-            self._fetches[(host, fp)] = replace(f, content_hash=content_hash, outcome=outcome)
+            self._fetches[(host, fp)] = replace(
+                f, content_hash=content_hash, outcome=one_line(outcome)
+            )
 
     def fetch_of(self, host: str, fp: int) -> FetchRecord | None:
         return self._fetches.get((host, fp))

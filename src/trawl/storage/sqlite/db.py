@@ -7,13 +7,14 @@ memory and write them in ``before_commit`` hooks, inside the same transaction.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 
-from trawl.errors import DataDirInUseError, StorageError
+from trawl.errors import DataDirInUseError, StorageError, as_disk_full
 
 SCHEMA_VERSION = 1
 
@@ -153,9 +154,13 @@ class Database:
             c.execute("BEGIN")
         except sqlite3.DatabaseError as exc:
             os.close(self._lock_fd)
+            full = as_disk_full(exc, path)
+            if full is not None:
+                raise full from exc
             raise StorageError(f"{path}: {exc}") from exc
         self._hooks: list[Callable[[], None]] = []
         self._after: list[Callable[[], None]] = []
+        self._closed = False
         self.commits = 0
 
     def before_commit(self, hook: Callable[[], None]) -> None:
@@ -167,10 +172,21 @@ class Database:
         self._after.append(hook)
 
     def commit(self) -> None:
-        """Make everything written so far durable, as one transaction."""
-        for hook in self._hooks:
-            hook()
-        self.conn.execute("COMMIT")
+        """Make everything written so far durable, as one transaction.
+
+        A full disk (in a hook's file or in the database) raises ``DiskFullError``;
+        the transaction is then to be given up (``close(commit=False)``), and the
+        files cut back to the last commit on the next open.
+        """
+        try:
+            for hook in self._hooks:
+                hook()
+            self.conn.execute("COMMIT")
+        except (OSError, sqlite3.Error) as exc:
+            full = as_disk_full(exc, self.path)
+            if full is None:
+                raise
+            raise full from exc
         self.commits += 1
         self.conn.execute("BEGIN")
         for hook in self._after:
@@ -188,11 +204,19 @@ class Database:
         )
 
     def close(self, *, commit: bool = True) -> None:
-        if commit:
-            self.commit()
-        self.conn.execute("ROLLBACK")
-        self.conn.close()
-        os.close(self._lock_fd)
+        """Close (committing first unless told not to); closed even if the commit fails."""
+        if self._closed:
+            return
+        try:
+            if commit:
+                self.commit()
+        finally:
+            self._closed = True
+            # After a failed COMMIT SQLite may have rolled back already.
+            with contextlib.suppress(sqlite3.Error):
+                self.conn.execute("ROLLBACK")
+            self.conn.close()
+            os.close(self._lock_fd)
 
 
 def _lock(path: Path) -> int:

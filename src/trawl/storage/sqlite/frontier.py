@@ -11,6 +11,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
 from trawl.models import AddResult, HostInfo, Lease, NewUrl, UrlRecord, UrlStatus
+from trawl.storage.reasons import one_line
 from trawl.storage.schedule import HostSchedule
 from trawl.storage.sqlite.db import Database
 
@@ -288,7 +289,7 @@ class SqliteFrontier:
             lease,
             "UPDATE urls SET status=?, due=NULL, reason=?, attempts=attempts+1, etag=?, "
             "last_modified=?",
-            (int(status), reason, etag, last_modified),
+            (int(status), one_line(reason), etag, last_modified),
         ):
             self._move(UrlStatus.IN_FLIGHT, status)
         self._release(lease.host, host_ready_at)
@@ -297,7 +298,7 @@ class SqliteFrontier:
         if self._end_lease(
             lease,
             "UPDATE urls SET status=6, due=?, reason=?, attempts=attempts+1",
-            (due, reason),
+            (due, one_line(reason)),
         ):
             self._move(UrlStatus.IN_FLIGHT, UrlStatus.WAITING)
         self._release(lease.host, host_ready_at)
@@ -321,7 +322,7 @@ class SqliteFrontier:
             raise ValueError(f"set_status is for finished URLs, not {old.label}")
         self._c.execute(
             "UPDATE urls SET status=?, reason=? WHERE host_id=? AND fp=?",
-            (int(status), reason, host_id, fp),
+            (int(status), one_line(reason), host_id, fp),
         )
         self._move(old, status)
 
@@ -397,7 +398,7 @@ class SqliteFrontier:
         h.priority = max(h.priority, priority)
         if budget is not None:
             h.budget = budget if h.budget is None else min(h.budget, budget)
-        h.demoted_reason = reason
+        h.demoted_reason = one_line(reason)
         self._dirty.add(h.id)
         if h.name in self._schedule:
             self._schedule.schedule(h.name, h.next_at, h.priority)

@@ -9,6 +9,7 @@ import orjson
 
 from trawl.models import Location
 from trawl.storage.base import FetchRecord, PageRecord, RobotsRow
+from trawl.storage.reasons import one_line
 from trawl.storage.sqlite.db import Database
 
 PAGE_COLUMNS = (
@@ -113,7 +114,7 @@ class SqlitePageStore:
                 f.warc.offset,
                 f.warc.length,
                 f.content_hash,
-                f.outcome,
+                one_line(f.outcome),
             ),
         )
 
@@ -122,7 +123,7 @@ class SqlitePageStore:
     ) -> None:
         self._c.execute(
             "UPDATE fetches SET content_hash=?, outcome=? WHERE host=? AND fp=?",
-            (content_hash, outcome, host, fp),
+            (content_hash, one_line(outcome), host, fp),
         )
 
     def fetch_of(self, host: str, fp: int) -> FetchRecord | None:

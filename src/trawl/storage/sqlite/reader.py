@@ -173,7 +173,12 @@ class SqliteCrawlReader:
         return {key[4:]: Position.load(str(value)) for key, value in rows}
 
     def meta(self, key: str) -> str | None:
-        row = self._one("SELECT value FROM meta WHERE key=?", (key,))
+        try:
+            row = self._c.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
+        except sqlite3.Error as exc:
+            if "no such table" in str(exc):
+                return None  # a crawl that never got as far as its schema (a full disk)
+            raise StorageError(f"{self.path}: {exc}") from exc
         return None if row is None else str(row[0])
 
     def close(self) -> None:
