@@ -47,6 +47,7 @@ from trawl.index.schema import index_exists
 from trawl.index.writer import CommittedTexts
 from trawl.models import Location
 from trawl.storage.base import PageRecord
+from trawl.storage.local import LocalBlobStore
 from trawl.storage.local.segments import SegmentLog
 from trawl.storage.sqlite.db import Database
 from trawl.storage.sqlite.pages import SqlitePageStore
@@ -164,7 +165,7 @@ def generate(
 def index(data: Path) -> None:
     db = Database(data / "state.db", synchronous="OFF")
     store = SqlitePageStore(db)
-    texts = CommittedTexts(data / "text")
+    texts = CommittedTexts(LocalBlobStore(data))
     indexer = Indexer(data / "index")
     cpu0, t0 = _cpu(), time.perf_counter()
     n = 0

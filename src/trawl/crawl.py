@@ -40,27 +40,19 @@ from trawl.fetch.dns import DnsCache
 from trawl.fetch.http import HttpClient, decode_content
 from trawl.fetch.politeness import Politeness
 from trawl.fetch.robots_cache import RobotsCache
-from trawl.fetch.stage import FetchPolicy, FetchStage, ParseTask
+from trawl.fetch.stage import Client, FetchPolicy, FetchStage, ParseTask
 from trawl.fetch.tdm_cache import TdmCache
 from trawl.frontier.admission import Admission, Candidate
 from trawl.frontier.revisit import Revisits
 from trawl.frontier.traps import ScopeFilter, TrapLimits
 from trawl.index.crawling import CrawlIndexing
-from trawl.models import Lease, Location, Position, UrlStatus
+from trawl.models import Lease, Location, UrlStatus
 from trawl.parse.page import ParsedPage, ParseJob, ParseOptions, parse_page
 from trawl.parse.stage import IndexNearCheck, KeepPolicy, ParseStage
 from trawl.stats import RateWindow
-from trawl.storage.local.segments import SegmentLog
-from trawl.storage.sqlite.counters import SqliteCounters
-from trawl.storage.sqlite.db import Database
-from trawl.storage.sqlite.frontier import SqliteFrontier
-from trawl.storage.sqlite.near import SqliteNearIndex
-from trawl.storage.sqlite.pages import (
-    SqliteOriginFileStore,
-    SqlitePageStore,
-    SqliteParseQueue,
-    SqliteRobotsStore,
-)
+from trawl.storage.base import CrawlStore
+from trawl.storage.blobs import EVENT_LOG, TEXT_LOG, WARC_LOG, BlobStore, LogSpec, SegmentWriter
+from trawl.storage.open import open_blobs, open_store, state_path
 from trawl.telemetry import Telemetry
 
 
@@ -102,30 +94,7 @@ class CrawlSummary:
     error: str | None = None
 
 
-_COMMIT_HOOK_META = {"warc": "log.warc", "text": "log.text", "events": "log.events"}
 _EVENTS_MAX_BYTES = 64 * 1024 * 1024
-
-
-def _open_log(
-    db: Database,
-    name: str,
-    config: CrawlConfig,
-    suffix: str,
-    max_bytes: int,
-    *,
-    prefix: str = "trawl",
-) -> SegmentLog:
-    stored = db.get_meta(_COMMIT_HOOK_META[name])
-    log = SegmentLog(
-        config.data_dir / name,
-        prefix=prefix,
-        suffix=suffix,
-        max_bytes=max_bytes,
-        committed=Position.load(stored) if stored else None,
-        fsync=config.fsync,
-    )
-    db.before_commit(lambda: db.set_meta(_COMMIT_HOOK_META[name], log.sync().dump()))
-    return log
 
 
 class SpaceGuard:
@@ -180,10 +149,16 @@ class Crawl:
         *,
         clock: Clock | None = None,
         telemetry: Telemetry | None = None,
+        store: CrawlStore | None = None,
+        blobs: BlobStore | None = None,
+        client: Client | None = None,
     ) -> None:
+        """``store``, ``blobs`` and ``client`` default to the data directory's SQLite
+        store and files and a real HTTP client; tests and other deployments pass theirs."""
         self.config = config
         self.clock = clock or SystemClock()
-        self._logs: list[SegmentLog] = []
+        self._logs: list[SegmentWriter] = []
+        self._client = client
         # What stopped the run for want of space (a failed write, or the reserve).
         self.disk_full: DiskFullError | None = None
         self._write_failed = False  # a write found the disk full: write nothing more
@@ -193,22 +168,30 @@ class Crawl:
             self._space = SpaceGuard(config.data_dir, config.min_free_space)
             if (low := self._space.check()) is not None:
                 raise low
-            self.db = Database(config.data_dir / "state.db")
+            self.store = (
+                store
+                if store is not None
+                else open_store(
+                    config.data_dir,
+                    max_per_host=config.max_per_host or None,
+                    lease_seconds=config.timeouts.total * 2 + 60,
+                )
+            )
         except OSError as exc:
             full = as_disk_full(exc, config.data_dir)
             if full is None:
                 raise
             raise full from exc
         try:
-            self._build()
+            self._build(blobs)
         except BaseException as exc:
             for log in self._logs:
                 log.abandon()
-            self.db.close(commit=False)
+            self.store.close(commit=False)
             if isinstance(exc, Exception) and (full := self._as_disk_full(exc)) is not None:
                 raise full from exc
             raise
-        self._space.watch(*(log.directory for log in self._logs), self.indexing.indexer.index_dir)
+        self._space.watch(self.indexing.indexer.index_dir)
         self._stopping = False
         self._aborting = False
         self._paused = False
@@ -223,29 +206,28 @@ class Crawl:
         self._rate = RateWindow()
         self.seed_errors: list[str] = []
 
-    def _build(self) -> None:
-        c, db, clock = self.config, self.db, self.clock
-        self.frontier = SqliteFrontier(
-            db, max_per_host=c.max_per_host or None, lease_seconds=c.timeouts.total * 2 + 60
+    def _open_log(self, spec: LogSpec, max_bytes: int) -> SegmentWriter:
+        log = self.blobs.open_writer(
+            spec, committed=self.store.committed_logs().get(spec.name), max_bytes=max_bytes
         )
-        self.counters = SqliteCounters(db)
-        self.pages = SqlitePageStore(db)
-        self.parse_queue = SqliteParseQueue(db)
-        self.warc_log = _open_log(db, "warc", c, ".warc.gz", c.warc_max_bytes)
-        self._logs.append(self.warc_log)
-        self.text_log = _open_log(db, "text", c, ".jsonl.gz", c.text_max_bytes)
-        self._logs.append(self.text_log)
-        self.events_log = _open_log(db, "events", c, ".jsonl", _EVENTS_MAX_BYTES, prefix="events")
-        self._logs.append(self.events_log)
-        self.events = EventLog(self.events_log, next_id=int(db.get_meta("events.next_id") or 1))
-        db.before_commit(lambda: db.set_meta("events.next_id", str(self.events.next_id)))
+        self._logs.append(log)
+        return log
+
+    def _build(self, blobs: BlobStore | None) -> None:
+        c, store, clock = self.config, self.store, self.clock
+        self.blobs = blobs if blobs is not None else open_blobs(c.data_dir, fsync=c.fsync)
+        self.frontier = store.frontier
+        self.counters = store.counters
+        self.pages = store.pages
+        self.parse_queue = store.parse_queue
+        self.warc_log = self._open_log(WARC_LOG, c.warc_max_bytes)
+        self.text_log = self._open_log(TEXT_LOG, c.text_max_bytes)
+        self.events_log = self._open_log(EVENT_LOG, _EVENTS_MAX_BYTES)
+        self.events = EventLog(self.events_log, next_id=int(store.meta.get("events.next_id") or 1))
         self.warc = WarcWriter(self.warc_log, operator=c.contact)
         self.texts = TextStore(self.text_log)
-        saved_scope = orjson.loads(db.get_meta("scope.hosts") or "[]")
+        saved_scope = orjson.loads(store.meta.get("scope.hosts") or "[]")
         self.scope = ScopeFilter(c.scope, hosts=saved_scope, allowed=c.allowed_hosts)
-        db.before_commit(
-            lambda: db.set_meta("scope.hosts", orjson.dumps(sorted(self.scope.hosts)).decode())
-        )
         self.admission = Admission(
             frontier=self.frontier,
             scope=self.scope,
@@ -254,25 +236,28 @@ class Crawl:
             strip_tracking=c.strip_tracking,
         )
         self.guard = AddressGuard(c.allow_networks)
-        self.dns = DnsCache(
-            guard=self.guard,
-            clock=clock,
-            overrides=c.resolve,
-            min_ttl=c.dns_min_ttl,
-            max_ttl=c.dns_max_ttl,
-        )
-        self.client = HttpClient(
-            dns=self.dns,
-            user_agent=c.user_agent,
-            timeouts=c.timeouts,
-            max_body_bytes=c.max_body_bytes,
-            clock=clock,
-            max_connections=max(64, c.max_in_flight * 2),
-        )
+        self.dns: DnsCache | None = None
+        if self._client is None:
+            self.dns = DnsCache(
+                guard=self.guard,
+                clock=clock,
+                overrides=c.resolve,
+                min_ttl=c.dns_min_ttl,
+                max_ttl=c.dns_max_ttl,
+            )
+            self._client = HttpClient(
+                dns=self.dns,
+                user_agent=c.user_agent,
+                timeouts=c.timeouts,
+                max_body_bytes=c.max_body_bytes,
+                clock=clock,
+                max_connections=max(64, c.max_in_flight * 2),
+            )
+        self.client: Client = self._client
         self.politeness = Politeness(
             delay=c.delay, max_crawl_delay=c.max_crawl_delay, max_backoff=c.max_backoff_delay
         )
-        self.tdm = TdmCache(SqliteOriginFileStore(db))
+        self.tdm = TdmCache(store.origin_files)
         self.revisits = (
             None
             if c.recrawl is None
@@ -286,7 +271,7 @@ class Crawl:
             )
         )
         self.robots = RobotsCache(
-            SqliteRobotsStore(db), retry_base=c.robots_retry_base, retry_cap=c.robots_retry_max
+            store.robots, retry_base=c.robots_retry_base, retry_cap=c.robots_retry_max
         )
         self.fetcher = FetchStage(
             client=self.client,
@@ -311,7 +296,7 @@ class Crawl:
             revisits=self.revisits,
         )
         hasher = MinHasher() if c.near_duplicates else None
-        near = None if hasher is None else IndexNearCheck(SqliteNearIndex(db, hasher))
+        near = None if hasher is None else IndexNearCheck(store.near_index(hasher))
         self.parser = ParseStage(
             frontier=self.frontier,
             admission=self.admission,
@@ -330,9 +315,8 @@ class Crawl:
         )
         # After the parse stage: its stored-page count decides when a batch is due.
         self.indexing = CrawlIndexing(
-            db=db,
             pages=self.pages,
-            text_dir=self.text_log.directory,
+            blobs=self.blobs,
             index_dir=c.data_dir / "index",
             counters=self.counters,
             stored=lambda: self.parser.documents,
@@ -346,7 +330,23 @@ class Crawl:
             near=hasher,
             max_links=c.max_links_per_page,
         )
-        db.set_meta("config", config_json(c))
+        store.meta.set("config", config_json(c))
+
+    def commit(self, *, indexing: bool = True) -> None:
+        """Make everything done so far durable in one commit of the store: the state
+        with the logs' ends (flushed first), so a record is never referenced before it
+        is on disk; then let the index take the pages it made durable."""
+        meta = self.store.meta
+        meta.set("events.next_id", str(self.events.next_id))
+        meta.set("scope.hosts", orjson.dumps(sorted(self.scope.hosts)).decode())
+        logs = {
+            WARC_LOG.name: self.warc_log.sync(),
+            TEXT_LOG.name: self.text_log.sync(),
+            EVENT_LOG.name: self.events_log.sync(),
+        }
+        self.store.commit(logs)
+        if indexing:
+            self.indexing.after_commit()
 
     # -- control ---------------------------------------------------------------------
 
@@ -379,7 +379,8 @@ class Crawl:
         # A file's own error names it; SQLite's names nothing: it is the database.
         chain = (exc, exc.__cause__, exc.__context__)
         db_error = any(isinstance(e, sqlite3.Error) for e in chain)
-        return as_disk_full(exc, self.db.path if db_error else self.config.data_dir)
+        where = state_path(self.config.data_dir) if db_error else self.config.data_dir
+        return as_disk_full(exc, where)
 
     def _stop_for(self, full: DiskFullError) -> None:
         """A write found the disk full: stop at once and write nothing more, not even
@@ -613,7 +614,7 @@ class Crawl:
         while True:
             await asyncio.sleep(self.config.commit_interval)
             try:
-                self.db.commit()
+                self.commit()
             except Exception as exc:
                 if self._full_disk(exc):
                     return
@@ -634,7 +635,8 @@ class Crawl:
             if self._pool is not None:
                 self._pool.shutdown(wait=not self._aborting, cancel_futures=True)
             await self.client.close()
-            await self.dns.close()
+            if self.dns is not None:
+                await self.dns.close()
 
     async def _drop_work(self) -> None:
         """A full disk: cancel everything in flight, write nothing more."""
@@ -662,19 +664,20 @@ class Crawl:
         for task in list(self._parsing):
             task.cancel()
         await asyncio.gather(*self._fetching, *self._parsing, return_exceptions=True)
-        self.db.commit()
+        self.commit()
         # Pages stored but not indexed are indexed now (on abort: at the next start).
         await self.indexing.drain(index_rest=not self._aborting)
-        self.db.commit()
+        self.commit()
 
     def close(self) -> None:
         """Close the files and the database (committing, unless the disk is full)."""
         if not self._write_failed:
             try:
                 self.indexing.close()
+                self.commit(indexing=False)
                 for log in self._logs:
                     log.close()
-                self.db.close()
+                self.store.close(commit=False)
                 return
             except Exception as exc:
                 if not self._full_disk(exc):
@@ -682,7 +685,7 @@ class Crawl:
         self.indexing.close(abandon=True)
         for log in self._logs:
             log.abandon()
-        self.db.close(commit=False)
+        self.store.close(commit=False)
 
     # -- progress ----------------------------------------------------------------------
 
@@ -720,8 +723,8 @@ class Crawl:
             stopped=stopped,
             snapshot=self.snapshot(),
             data_dir=str(self.config.data_dir),
-            warc_files=tuple(str(p) for p in self.warc_log.files()),
-            text_files=tuple(str(p) for p in self.text_log.files()),
+            warc_files=tuple(self.blobs.locate(WARC_LOG, s) for s in self.blobs.segments(WARC_LOG)),
+            text_files=tuple(self.blobs.locate(TEXT_LOG, s) for s in self.blobs.segments(TEXT_LOG)),
             seed_errors=tuple(self.seed_errors),
             counters=self.counters.all(),
         )

@@ -17,10 +17,10 @@ async def _fetch_only(crawl: Crawl) -> None:
     """Run the crawl with a parse stage that never acknowledges: what a kill -9 after
     the fetch's commit and before the parse's commit leaves behind."""
 
-    def never(seq: int, job: dict[str, Any], page: object) -> str:
+    async def never(seq: int, job: dict[str, Any], page: object) -> str:
         return "killed before the parse committed"
 
-    crawl.parser.apply = never  # type: ignore[method-assign]
+    crawl.parser.apply_async = never  # type: ignore[method-assign]
     await crawl.run()
 
 

@@ -15,6 +15,7 @@ from trawl.index import Indexer, Searcher
 from trawl.index.writer import CommittedTexts, IndexDoc
 from trawl.models import Location, Position
 from trawl.storage.base import PageRecord
+from trawl.storage.local import LocalBlobStore
 from trawl.storage.local.segments import SegmentLog
 from trawl.storage.sqlite.db import Database
 from trawl.storage.sqlite.pages import SqlitePageStore
@@ -88,7 +89,7 @@ def index_all(data: Path, *, batch: int = 500) -> int:
     """Index every stored page in batches, as ``trawl index`` does; returns how many."""
     db = Database(data / "state.db", synchronous="OFF")
     indexer = Indexer(data / "index")
-    pages, texts = SqlitePageStore(db), CommittedTexts(data / "text")
+    pages, texts = SqlitePageStore(db), CommittedTexts(LocalBlobStore(data))
     done = 0
     try:
         while n := indexer.index_pending(pages, texts, limit=batch):

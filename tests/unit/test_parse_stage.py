@@ -83,14 +83,14 @@ async def test_a_commit_between_chunks_then_a_crash_loses_no_link(tmp_path: Path
     data = tmp_path / "data"
     crawl = _crawl(data)
     seq, job, page = _page(crawl, 1000)
-    crawl.db.commit()
+    crawl.commit(indexing=False)
     stage = _stage(crawl, chunk=100)
     committed: list[tuple[int, int]] = []  # (links known, pages unacknowledged) per commit
     half_way = asyncio.Event()
 
     async def group_commits() -> None:
         while True:
-            crawl.db.commit()
+            crawl.commit(indexing=False)
             committed.append((_known(crawl), len(crawl.parse_queue)))
             if committed[-1][0] > 500:
                 half_way.set()
@@ -104,7 +104,7 @@ async def test_a_commit_between_chunks_then_a_crash_loses_no_link(tmp_path: Path
     task.cancel()  # killed half way: links committed so far, the page not acknowledged
     await asyncio.gather(task, return_exceptions=True)
     assert all(waiting == 1 for known, waiting in committed if known < 1001)
-    crawl.db.close(commit=False)  # as kill -9 would leave it
+    crawl.store.close(commit=False)  # as kill -9 would leave it
     for log in (crawl.warc_log, crawl.text_log, crawl.events_log):
         log.close()
     crawl.indexing.close()

@@ -1,9 +1,9 @@
 """Page events: a durable, rotating JSONL log of new and changed pages.
 
 Each event is one JSON line ``{"id", "type", "time", "url", "status", "content_hash",
-"cluster", "warc"}`` with a strictly increasing integer id. The log is a
-``SegmentLog`` (plain ``.jsonl`` files, rotated), committed with the crawl's database:
-readers see only committed events (the database holds the committed end), so a
+"cluster", "warc"}`` with a strictly increasing integer id. The log is the blob
+store's event log (``.jsonl`` segments, rotated), committed with the crawl's state:
+readers see only committed events (the store holds the committed end), so a
 consumer that reconnects with its last event id misses nothing and sees nothing
 twice.
 """
@@ -16,8 +16,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from trawl.models import Position
-from trawl.storage.blobs import EVENT_LOG
-from trawl.storage.local.segments import SegmentLog
+from trawl.storage.blobs import EVENT_LOG, SegmentWriter
 
 if TYPE_CHECKING:
     from trawl.storage.blobs import BlobStore
@@ -26,7 +25,7 @@ if TYPE_CHECKING:
 class EventLog:
     """The writer side, in the crawler process."""
 
-    def __init__(self, log: SegmentLog, *, next_id: int) -> None:
+    def __init__(self, log: SegmentWriter, *, next_id: int) -> None:
         self._log = log
         self.next_id = next_id
 

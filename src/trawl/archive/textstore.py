@@ -2,7 +2,7 @@
 
 Each record is its own gzip member holding one JSON line, so a file is readable with
 ``zcat`` or any gzip reader at every moment, a record can be read alone from its
-location, and a crash cuts the file back to whole records (see ``SegmentLog``).
+location, and a crash cuts the file back to whole records (see ``SegmentWriter`` of the blob store).
 """
 
 from __future__ import annotations
@@ -16,18 +16,14 @@ import orjson
 
 from trawl.archive.gz import gzip_member
 from trawl.models import Location
-from trawl.storage.local.segments import SegmentLog
+from trawl.storage.blobs import SegmentWriter
 
 
 class TextStore:
-    """Appends text records; reads them back one at a time or file by file."""
+    """Appends text records; reads them back one at a time."""
 
-    def __init__(self, log: SegmentLog) -> None:
+    def __init__(self, log: SegmentWriter) -> None:
         self._log = log
-
-    @property
-    def directory(self) -> Path:
-        return self._log.directory
 
     def append(self, record: dict[str, Any]) -> Location:
         line = orjson.dumps(record) + b"\n"
@@ -35,11 +31,6 @@ class TextStore:
 
     def read(self, location: Location) -> dict[str, Any]:
         return decode_record(self._log.read(location), location)
-
-    def records(self) -> Iterator[dict[str, Any]]:
-        """Every record in file order (the log should be synced first)."""
-        self._log.sync()
-        yield from read_text_files(self._log.files())
 
 
 def decode_record(data: bytes, location: Location) -> dict[str, Any]:

@@ -1,7 +1,8 @@
 """Raw pages as WARC/1.1: a response and a request record per fetch, gzip per record.
 
-Records are built with warcio (digests, headers) and appended to a ``SegmentLog``, so
-files rotate at a size limit and are cut back to the last commit after a crash. Each
+Records are built with warcio (digests, headers) and appended to the blob store's
+WARC log (a ``SegmentWriter``), so files rotate at a size limit and are cut back to the
+last commit after a crash. Each
 rotated file starts with a warcinfo record.
 """
 
@@ -19,7 +20,7 @@ from warcio.warcwriter import WARCWriter
 from trawl._version import __version__
 from trawl.archive.gz import gzip_member
 from trawl.models import Location
-from trawl.storage.local.segments import SegmentLog
+from trawl.storage.blobs import SegmentWriter
 
 # The body we store has had its chunked transfer coding removed by the HTTP client, so
 # the header that announced it is renamed, as other crawlers' WARC writers do; a reader
@@ -65,7 +66,7 @@ def warc_date(ts: float) -> str:
 class WarcWriter:
     """Appends fetches to rotating WARC files."""
 
-    def __init__(self, log: SegmentLog, *, operator: str | None = None) -> None:
+    def __init__(self, log: SegmentWriter, *, operator: str | None = None) -> None:
         self._log = log
         # warcio builds the records (headers, digests); we gzip each one ourselves,
         # much faster than warcio's level-9 zlib (see archive/gz.py).

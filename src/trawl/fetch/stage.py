@@ -53,6 +53,8 @@ class Client(Protocol):
         max_body_bytes: int | None = None,
     ) -> FetchResponse: ...
 
+    async def close(self) -> None: ...
+
 
 @dataclass(frozen=True, slots=True)
 class FetchPolicy:

@@ -1,8 +1,8 @@
 """The index kept up with a running crawl: batches after group commits, off the loop.
 
-After a database commit (an ``after_commit`` hook, so every page row it reads is
-committed), when ``interval`` seconds have passed since the last batch or ``batch``
-pages were stored since, or the last batch was full (a backlog, e.g. after a
+After a commit of the crawl's store (the crawl calls ``after_commit``, so every page
+record it reads is committed), when ``interval`` seconds have passed since the last
+batch or ``batch`` pages were stored since, or the last batch was full (a backlog, e.g. after a
 restart), the pages not yet indexed are taken (one indexed SELECT), and a task reads
 their texts and writes them to tantivy in a worker thread (tantivy and gzip do the
 work in native code). Back on the loop, the pages are marked indexed in the current
@@ -23,7 +23,7 @@ from trawl.errors import DiskFullError, as_disk_full
 from trawl.frontier.admission import CounterSink
 from trawl.index.writer import DEFAULT_BATCH, CommittedTexts, Indexer, PendingPages
 from trawl.storage.base import PageRecord
-from trawl.storage.sqlite.db import Database
+from trawl.storage.blobs import BlobStore
 
 log = logging.getLogger(__name__)
 
@@ -32,9 +32,8 @@ class CrawlIndexing:
     def __init__(
         self,
         *,
-        db: Database,
         pages: PendingPages,
-        text_dir: Path,
+        blobs: BlobStore,
         index_dir: Path,
         counters: CounterSink,
         interval: float = 2.0,
@@ -52,7 +51,7 @@ class CrawlIndexing:
         self._index_dir = index_dir
         self._on_disk_full = on_disk_full
         self._pages = pages
-        self._texts = CommittedTexts(text_dir)
+        self._texts = CommittedTexts(blobs)
         self._counters = counters
         self._interval = interval
         self._batch = batch
@@ -63,9 +62,9 @@ class CrawlIndexing:
         self._stored = stored  # pages stored so far (the parse stage's count)
         self._stored_then = 0
         self._halted = False  # a full disk: no more batches in this run
-        db.after_commit(self._after_commit)
 
-    def _after_commit(self) -> None:
+    def after_commit(self) -> None:
+        """The crawl's store committed: start a batch if one is due (on the loop)."""
         if self._halted or self._draining or (self._task is not None and not self._task.done()):
             return
         try:

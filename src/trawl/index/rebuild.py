@@ -17,8 +17,7 @@ from pathlib import Path
 
 from trawl.errors import DataDirInUseError, DiskFullError, StorageError, as_disk_full
 from trawl.index.writer import CommittedTexts, Indexer
-from trawl.storage.sqlite.db import Database
-from trawl.storage.sqlite.pages import SqlitePageStore
+from trawl.storage.open import has_crawl, open_blobs, open_store, state_path
 
 _BATCH = 5000
 
@@ -34,8 +33,8 @@ def rebuild_index(
     data_dir: Path, *, progress: Callable[[int, int], None] | None = None
 ) -> RebuildSummary:
     """Rebuild ``<data_dir>/index`` from the text records of the pages stored."""
-    if not (data_dir / "state.db").exists():
-        raise StorageError(f"{data_dir} holds no crawl (no state.db)")
+    if not has_crawl(data_dir):
+        raise StorageError(f"{data_dir} holds no crawl (no {state_path(data_dir).name})")
     try:
         return _rebuild(data_dir, progress)
     except DiskFullError:
@@ -51,25 +50,25 @@ def rebuild_index(
 def _rebuild(data_dir: Path, progress: Callable[[int, int], None] | None) -> RebuildSummary:
     started = time.perf_counter()
     try:
-        db = Database(data_dir / "state.db")
+        store = open_store(data_dir)
     except DataDirInUseError:
         raise StorageError(
             f"a crawl is running on {data_dir}: it keeps the index up itself; "
             "stop it first to rebuild the index"
         ) from None
     try:
-        pages = SqlitePageStore(db)
+        pages = store.pages
         # An index of an older schema is removed: it is rebuilt in the new one.
         indexer = Indexer(data_dir / "index", replace_old=True)
         try:
             indexer.clear()
             every = [p.content_hash for p in pages.pages()]
             pages.mark_indexed(every, indexed=False)
-            db.commit()
+            store.commit()
             done = 0
-            texts = CommittedTexts(data_dir / "text")
+            texts = CommittedTexts(open_blobs(data_dir))
             while n := indexer.index_pending(pages, texts, limit=_BATCH):
-                db.commit()
+                store.commit()
                 done += n
                 if progress is not None:
                     progress(done, len(every))
@@ -77,5 +76,5 @@ def _rebuild(data_dir: Path, progress: Callable[[int, int], None] | None) -> Reb
         finally:
             indexer.close()
     finally:
-        db.close()
+        store.close()
     return RebuildSummary(len(every), documents, time.perf_counter() - started)

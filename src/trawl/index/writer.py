@@ -31,7 +31,7 @@ from typing import Any, Protocol
 import tantivy
 import xxhash
 
-from trawl.archive.textstore import read_record
+from trawl.archive.textstore import decode_record
 from trawl.errors import StorageError
 from trawl.index.lexicon import LexiconWriter
 from trawl.index.schema import (
@@ -45,6 +45,7 @@ from trawl.index.schema import (
 )
 from trawl.models import Location
 from trawl.storage.base import PageRecord
+from trawl.storage.blobs import TEXT_LOG, BlobStore
 
 DEFAULT_BATCH = 500
 # tantivy wants at least 15 MB of indexing heap per thread; one thread leaves the
@@ -66,13 +67,13 @@ class TextReader(Protocol):
 
 
 class CommittedTexts:
-    """Reads committed text records from any thread (``textstore.read_record``)."""
+    """Reads committed text records from any thread, through the crawl's blob store."""
 
-    def __init__(self, directory: Path) -> None:
-        self.directory = directory
+    def __init__(self, blobs: BlobStore) -> None:
+        self._blobs = blobs
 
     def read(self, location: Location) -> dict[str, Any]:
-        return read_record(self.directory, location)
+        return decode_record(self._blobs.read(TEXT_LOG, location), location)
 
 
 @dataclass(frozen=True, slots=True)

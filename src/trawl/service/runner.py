@@ -37,6 +37,15 @@ SPEC_FILE = "spec.json"
 INTERVAL = 1.0
 
 
+def _progress(telemetry: Telemetry, crawl: Crawl, *, state: str, crawl_id: str) -> dict[str, Any]:
+    return telemetry.progress(
+        snapshot=asdict(crawl.snapshot()),
+        counters=crawl.counters.all(),
+        state=state,
+        crawl_id=crawl_id,
+    )
+
+
 async def _watch(crawl: Crawl, telemetry: Telemetry, directory: Path, crawl_id: str) -> None:
     """Follow the pause file and publish progress, once a second."""
     pause = directory / PAUSE_FILE
@@ -126,12 +135,3 @@ if __name__ == "__main__":
         print("usage: python -m trawl.service.runner CRAWL_DIR", file=sys.stderr)
         sys.exit(2)
     sys.exit(run(Path(sys.argv[1])))
-
-
-def _progress(telemetry: Telemetry, crawl: Crawl, *, state: str, crawl_id: str) -> dict[str, Any]:
-    return telemetry.progress(
-        snapshot=asdict(crawl.snapshot()),
-        counters=crawl.counters.all(),
-        state=state,
-        crawl_id=crawl_id,
-    )

@@ -85,6 +85,11 @@ class SegmentWriter(Protocol):
 
     def close(self) -> None: ...
 
+    def abandon(self) -> None:
+        """Close without writing what is buffered (the disk is full; nothing of it is
+        committed, and the next open cuts the log back to the last commit)."""
+        ...
+
 
 class BlobStore(Protocol):
     """Where a crawl's logs live; writers for the crawl, reads for everyone."""

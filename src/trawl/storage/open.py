@@ -8,17 +8,32 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from trawl.storage.base import CrawlReader
+from trawl.storage.base import CrawlReader, CrawlStore
 from trawl.storage.blobs import BlobStore
 from trawl.storage.local.blobs import LocalBlobStore
 from trawl.storage.sqlite.reader import STATE_FILE, SqliteCrawlReader
+from trawl.storage.sqlite.store import SqliteCrawlStore
 
-__all__ = ["has_crawl", "open_blobs", "open_reader"]
+__all__ = ["has_crawl", "open_blobs", "open_reader", "open_store", "state_path"]
 
 
 def has_crawl(data_dir: Path) -> bool:
     """True if ``data_dir`` holds a crawl's state."""
     return (data_dir / STATE_FILE).exists()
+
+
+def state_path(data_dir: Path) -> Path:
+    """The file that holds the crawl's state (named in messages about it)."""
+    return data_dir / STATE_FILE
+
+
+def open_store(
+    data_dir: Path, *, max_per_host: int | None = None, lease_seconds: float = 600.0
+) -> CrawlStore:
+    """The crawl's state for writing; one writer at a time (DataDirInUseError)."""
+    return SqliteCrawlStore(
+        data_dir / STATE_FILE, max_per_host=max_per_host, lease_seconds=lease_seconds
+    )
 
 
 def open_reader(data_dir: Path) -> CrawlReader:

@@ -71,6 +71,9 @@ class MemorySegmentWriter:
     def close(self) -> None:
         self.closed = True
 
+    def abandon(self) -> None:
+        self.closed = True
+
 
 class MemoryBlobStore:
     def __init__(self) -> None:
