@@ -1,0 +1,87 @@
+"""A whole crawl with nothing on disk but its index: memory store, memory blobs, a fake
+client. What the storage seam promises: the crawl does not know where it keeps things."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from trawl.archive.textstore import decode_record
+from trawl.archive.warc import read_response
+from trawl.config import CrawlConfig
+from trawl.crawl import Crawl
+from trawl.models import Location, UrlStatus
+from trawl.storage.blobs import TEXT_LOG, WARC_LOG
+from trawl.storage.memory import MemoryBlobStore, MemoryCrawlStore
+from trawl.testing.fakeclient import FakeClient, FakePage
+
+WORDS = "The river bends slowly past the old mill where the miller kept his records. "
+
+
+def _article(title: str, links: list[str], n: int) -> FakePage:
+    body = " ".join(f"{WORDS}{title} paragraph {i}." for i in range(n))
+    anchors = "".join(f'<a href="{u}">{u}</a> ' for u in links)
+    return FakePage.html(
+        f"<html><head><title>{title}</title></head><body><article><h1>{title}</h1>"
+        f"<p>{body}</p></article><nav>{anchors}</nav></body></html>"
+    )
+
+
+PAGES = {
+    "https://site.example/robots.txt": FakePage(
+        b"User-agent: *\nDisallow: /private\n", 200, (("Content-Type", "text/plain"),)
+    ),
+    "https://site.example/": _article("Home", ["/a", "/b", "/private/x", "/old"], 8),
+    "https://site.example/a": _article("Alpha", ["/b", "/"], 9),
+    "https://site.example/b": _article("Beta", ["/a"], 10),
+    "https://site.example/old": FakePage.redirect("/a"),
+}
+
+
+def test_a_whole_crawl_on_memory_stores_and_a_fake_client(tmp_path: Path) -> None:
+    store, blobs = MemoryCrawlStore(), MemoryBlobStore()
+    client = FakeClient(PAGES)
+    config = CrawlConfig(
+        data_dir=tmp_path,
+        seeds=("https://site.example/",),
+        delay=0.0,
+        parse_workers=0,
+        commit_interval=0.05,
+        fsync=False,
+        min_free_space=0,
+    )
+
+    async def go() -> None:
+        crawl = Crawl(config, store=store, blobs=blobs, client=client)
+        try:
+            summary = await crawl.run()
+        finally:
+            crawl.close()
+        assert summary.stopped == "done"
+
+    asyncio.run(go())
+    assert client.closed
+    fetched = [u for _t, u in client.requests]
+    assert fetched.count("https://site.example/robots.txt") == 1
+    assert "https://site.example/private/x" not in fetched
+    reader = store.reader()
+    states = {u: (s, r) for u, s, r in reader.url_states()}
+    assert states["https://site.example/private/x"] == (UrlStatus.SKIPPED, "robots")
+    assert states["https://site.example/old"][0] is UrlStatus.REDIRECTED
+    for path in ("/", "/a", "/b"):
+        assert states["https://site.example" + path] == (UrlStatus.PARSED, "stored")
+    pages = list(reader.pages())
+    assert sorted(p.title for p in pages) == ["Alpha", "Beta", "Home"]
+    for p in pages:
+        record = decode_record(blobs.read(TEXT_LOG, p.text), p.text)
+        assert p.title in record["text"]
+        response = read_response(blobs.read(WARC_LOG, p.warc))
+        assert response.url == p.url and response.status == 200
+    # Nothing but the index went to the data directory.
+    assert sorted(x.name for x in tmp_path.iterdir()) == ["index"]
+    # The committed log ends are where the records end.
+    logs = reader.committed_logs()
+    assert logs[TEXT_LOG.name].offset == len(
+        blobs.read_range(TEXT_LOG, TEXT_LOG.segment(1), 0, None)
+    )
+    assert isinstance(pages[0].warc, Location)
