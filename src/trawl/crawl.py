@@ -46,8 +46,9 @@ from trawl.frontier.admission import Admission, Candidate
 from trawl.frontier.revisit import Revisits
 from trawl.frontier.traps import ScopeFilter, TrapLimits
 from trawl.index.crawling import CrawlIndexing
-from trawl.models import Lease, Location, UrlStatus
-from trawl.parse.page import ParsedPage, ParseJob, ParseOptions, parse_page
+from trawl.jobs import ParseJob
+from trawl.models import Lease, UrlStatus
+from trawl.parse.page import PageInput, ParsedPage, ParseOptions, parse_page
 from trawl.parse.stage import IndexNearCheck, KeepPolicy, ParseStage
 from trawl.stats import RateWindow
 from trawl.storage.base import CrawlStore
@@ -133,10 +134,10 @@ def _init_worker() -> None:
     default: the pool's own clean-up after a crashed worker terminates the others.
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    from trawl.parse.page import ParseJob, ParseOptions, parse_page
+    from trawl.parse.page import PageInput, ParseOptions, parse_page
 
     parse_page(
-        ParseJob("http://warm.invalid/", (), b"<p>warming up this worker</p>"), ParseOptions()
+        PageInput("http://warm.invalid/", (), b"<p>warming up this worker</p>"), ParseOptions()
     )
 
 
@@ -200,7 +201,7 @@ class Crawl:
         self._wake = asyncio.Event()
         self._fetching: dict[asyncio.Task[None], Lease] = {}
         self._parsing: set[asyncio.Task[None]] = set()
-        self._recovering: list[tuple[int, dict[str, Any]]] = []
+        self._recovering: list[tuple[int, ParseJob]] = []
         self._pool: Executor | None = None
         self._started = 0.0
         self._rate = RateWindow()
@@ -545,15 +546,15 @@ class Crawl:
             if not self._full_disk(again):
                 raise
 
-    def _recover_one(self, seq: int, job: dict[str, Any]) -> None:
+    def _recover_one(self, seq: int, job: ParseJob) -> None:
         """A page stored before a crash but not parsed: parse it from its WARC record."""
         try:
-            stored = read_response(self.warc_log.read(Location(*job["warc"])))
+            stored = read_response(self.warc_log.read(job.warc))
             coding = next((v for k, v in stored.headers if k.lower() == "content-encoding"), None)
             body, _ = decode_content(stored.body, coding, self.config.max_body_bytes)
         except Exception as exc:
             self.counters.add("recover:unreadable")
-            page = ParsedPage(url=job["final_url"], error=f"unreadable WARC record: {exc}")
+            page = ParsedPage(url=job.final_url, error=f"unreadable WARC record: {exc}")
             self._track(self._apply(seq, job, page))
             return
         self.counters.add("recover:parsed")
@@ -569,11 +570,11 @@ class Crawl:
 
     async def _parse(self, task: ParseTask, *, attempt: int = 1) -> None:
         job = task.job
-        parse_job = ParseJob(
-            url=job["final_url"],
-            headers=tuple((str(k), str(v)) for k, v in job["headers"]),
+        parse_job = PageInput(
+            url=job.final_url,
+            headers=job.headers,
             body=task.body,
-            content_type=job.get("content_type"),
+            content_type=job.content_type,
         )
         started = time.monotonic()
         try:
@@ -590,12 +591,12 @@ class Crawl:
             if attempt < 2:
                 await self._parse(task, attempt=attempt + 1)
                 return
-            page = ParsedPage(url=job["final_url"], error="parse worker crashed")
+            page = ParsedPage(url=job.final_url, error="parse worker crashed")
         if self.telemetry is not None:
             self.telemetry.parse_latency.observe(time.monotonic() - started)
         await self._apply(task.seq, job, page)
 
-    async def _apply(self, seq: int, job: dict[str, Any], page: ParsedPage) -> None:
+    async def _apply(self, seq: int, job: ParseJob, page: ParsedPage) -> None:
         try:
             if not self._write_failed:
                 await self.parser.apply_async(seq, job, page)

@@ -11,6 +11,7 @@ import pytest
 from tests.contract.conftest import Backend
 from tests.contract.test_frontier import T0, url
 from tests.contract.test_pages import fetch, page
+from tests.contract.test_parse_queue import job
 from tests.contract.test_small_stores import GOOD
 from trawl.dedup.minhash import MinHasher
 from trawl.errors import DataDirInUseError
@@ -25,7 +26,7 @@ def write_everything(store: CrawlStore) -> None:
     store.frontier.add([url("a.example", "/new")], now=T0)
     store.pages.add(page(1))
     store.pages.record_fetch(fetch(1))
-    store.parse_queue.put("a.example", 1, {"n": 1})
+    store.parse_queue.put(job(1))
     store.counters.add("status:200")
     store.meta.set("config", "{}")
     store.robots.save(GOOD)
@@ -85,17 +86,17 @@ def test_a_clean_stop_commits(backend: Backend) -> None:
 
 def test_an_entry_acked_but_not_committed_comes_back(backend: Backend) -> None:
     q = backend.store().parse_queue
-    seq = q.put("a.example", 1, {"n": 1})
+    seq = q.put(job(1))
     backend.commit()
     q.ack(seq)
     assert len(q) == 0
     q = backend.restart(crash=True).parse_queue
-    assert q.pending() == [(seq, {"n": 1})]
+    assert q.pending() == [(seq, job(1))]
 
 
 def test_an_entry_acked_and_committed_never_comes_back(backend: Backend) -> None:
     q = backend.store().parse_queue
-    seq = q.put("a.example", 1, {"n": 1})
+    seq = q.put(job(1))
     backend.commit()
     q.ack(seq)
     backend.commit()
@@ -110,12 +111,12 @@ def test_work_is_redone_once_after_a_crash(backend: Backend) -> None:
     lease = store.frontier.take(T0)
     assert lease is not None
     store.frontier.finish(lease, UrlStatus.FETCHED, host_ready_at=T0)
-    store.parse_queue.put(lease.host, lease.fp, {"url": lease.url})
+    store.parse_queue.put(job(lease.fp, url=lease.url, final_url=lease.url))
     backend.commit()
 
     def parse(store: CrawlStore) -> None:
-        [(seq, job)] = store.parse_queue.pending()
-        assert job == {"url": lease.url}
+        [(seq, queued)] = store.parse_queue.pending()
+        assert queued.url == lease.url
         if store.pages.find(page(1).content_hash) is None:
             store.pages.add(page(1))
         store.frontier.set_status(lease.host, lease.fp, UrlStatus.PARSED)

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Any
 
 from tests.integration.crawlkit import text_records, web_config
 from trawl.crawl import Crawl
+from trawl.jobs import OutcomeKind, ParseJob, ParseOutcome
+from trawl.parse.page import ParsedPage
 from trawl.stats import url_states
 from trawl.testing.testweb import TestWeb
 
@@ -17,8 +18,8 @@ async def _fetch_only(crawl: Crawl) -> None:
     """Run the crawl with a parse stage that never acknowledges: what a kill -9 after
     the fetch's commit and before the parse's commit leaves behind."""
 
-    async def never(seq: int, job: dict[str, Any], page: object) -> str:
-        return "killed before the parse committed"
+    async def never(seq: int, job: ParseJob, page: ParsedPage) -> ParseOutcome:
+        return ParseOutcome(OutcomeKind.ERROR, "killed before the parse committed")
 
     crawl.parser.apply_async = never  # type: ignore[method-assign]
     await crawl.run()

@@ -13,7 +13,15 @@ ROOT = Path(trawl.__file__).parent
 
 # Lowest first; a module may import from its own layer and the ones before it.
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("trawl._version", "trawl.errors", "trawl.clock", "trawl.models", "trawl.urls", "trawl.logs"),
+    (
+        "trawl._version",
+        "trawl.errors",
+        "trawl.clock",
+        "trawl.models",
+        "trawl.jobs",
+        "trawl.urls",
+        "trawl.logs",
+    ),
     ("trawl.config", "trawl.rules"),
     ("trawl.dedup",),
     ("trawl.storage",),

@@ -5,15 +5,15 @@ from __future__ import annotations
 import pickle
 import random
 
-from trawl.parse.page import ParseJob, ParseOptions, parse_page, text_hash
+from trawl.parse.page import PageInput, ParseOptions, parse_page, text_hash
 
 ARTICLE = "<p>" + " ".join(["The river town kept its old bridge and its market."] * 30) + "</p>"
 
 
 def page(
     html: str, *, headers: tuple[tuple[str, str], ...] = (), url: str = "http://a.test/x/y"
-) -> ParseJob:
-    return ParseJob(url=url, headers=headers, body=html.encode(), content_type="text/html")
+) -> PageInput:
+    return PageInput(url=url, headers=headers, body=html.encode(), content_type="text/html")
 
 
 def test_links_resolved_normalised_and_filtered() -> None:
@@ -90,9 +90,9 @@ def test_license_link() -> None:
 
 def test_hostile_input_never_raises_and_result_pickles() -> None:
     for body in (b"", b"\x00\xff" * 1000, b"<" * 10_000, b"<div>" * 50_000, b"<a href='\x00'>"):
-        out = parse_page(ParseJob(url="http://a.test/", headers=(), body=body), ParseOptions())
+        out = parse_page(PageInput(url="http://a.test/", headers=(), body=body), ParseOptions())
         assert pickle.loads(pickle.dumps(out)) == out
-    empty = parse_page(ParseJob(url="http://a.test/", headers=(), body=b""), ParseOptions())
+    empty = parse_page(PageInput(url="http://a.test/", headers=(), body=b""), ParseOptions())
     assert empty.content_hash is None
 
 
@@ -124,8 +124,8 @@ ENGLISH_PAGE = (
 )
 
 
-def raw(body: bytes, content_type: str | None = "text/html") -> ParseJob:
-    return ParseJob(url="http://a.test/p", headers=(), body=body, content_type=content_type)
+def raw(body: bytes, content_type: str | None = "text/html") -> PageInput:
+    return PageInput(url="http://a.test/p", headers=(), body=body, content_type=content_type)
 
 
 def test_utf16_header_on_an_ascii_body_gives_the_english_text() -> None:

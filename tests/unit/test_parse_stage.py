@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Any
 
 from trawl.config import CrawlConfig
 from trawl.crawl import Crawl
-from trawl.models import UrlStatus
+from trawl.jobs import ParseJob
+from trawl.models import Location, UrlStatus
 from trawl.parse.page import ParsedPage
 from trawl.parse.stage import ParseStage
 
@@ -34,13 +34,23 @@ def _stage(crawl: Crawl, chunk: int) -> ParseStage:
     )
 
 
-def _page(crawl: Crawl, n: int) -> tuple[int, dict[str, Any], ParsedPage]:
+def _page(crawl: Crawl, n: int) -> tuple[int, ParseJob, ParsedPage]:
     crawl.add_seeds([PAGE])
     lease = crawl.frontier.take(crawl.clock.now())
     assert lease is not None
-    job = {"host": HOST, "fp": lease.fp, "url": PAGE, "final_url": PAGE, "depth": 0}
-    job |= {"fetched_at": 0.0, "status": 200, "headers": [], "warc": ["w", 0, 0]}
-    seq = crawl.parse_queue.put(HOST, lease.fp, job)
+    job = ParseJob(
+        host=HOST,
+        fp=lease.fp,
+        url=PAGE,
+        final_url=PAGE,
+        depth=0,
+        fetched_at=0.0,
+        status=200,
+        headers=(),
+        content_type=None,
+        warc=Location("trawl-00001.warc.gz", 0, 0),
+    )
+    seq = crawl.parse_queue.put(job)
     crawl.frontier.finish(lease, UrlStatus.FETCHED, host_ready_at=0.0)
     links = tuple(f"http://{HOST}/p/{i}" for i in range(n))
     return seq, job, ParsedPage(url=PAGE, text="", links=links, links_over_cap=7)
@@ -68,7 +78,7 @@ async def test_links_are_admitted_in_chunks_with_the_loop_running_between(
         await asyncio.sleep(0)
         outcome = await stage.apply_async(seq, job, page)
         other.cancel()
-        assert outcome == "no text"
+        assert str(outcome) == "no text"
         # Ten chunks: other work ran between them, watching the frontier fill up.
         between = [n for n in turns if 1 < n < 1001]
         assert len(set(between)) >= 9
@@ -115,7 +125,7 @@ async def test_a_commit_between_chunks_then_a_crash_loses_no_link(tmp_path: Path
         assert 1 < known_before < 1001
         ((seq2, job2),) = again.parse_queue.pending()
         outcome = again.parser.apply(seq2, job2, page)
-        assert outcome == "no text"
+        assert str(outcome) == "no text"
         assert _known(again) == 1001
         assert again.counters.get("links:seen") >= known_before - 1
         assert len(again.parse_queue) == 0

@@ -32,7 +32,7 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
 
 
 def _extract(args: argparse.Namespace) -> int:
-    from trawl.parse.page import ParseJob, ParseOptions, parse_page
+    from trawl.parse.page import PageInput, ParseOptions, parse_page
 
     try:
         body = args.html_file.read_bytes()
@@ -48,7 +48,7 @@ def _extract(args: argparse.Namespace) -> int:
         headers.append((name.strip(), value.strip()))
     content_type = next((v for n, v in headers if n.lower() == "content-type"), None)
     options = ParseOptions(agents=tuple(args.agent) or ("trawl",), quality=True)
-    page = parse_page(ParseJob(args.url, tuple(headers), body, content_type), options)
+    page = parse_page(PageInput(args.url, tuple(headers), body, content_type), options)
     if args.json:
         opts = orjson.OPT_INDENT_2 | orjson.OPT_SERIALIZE_NUMPY
         sys.stdout.write(orjson.dumps(page, default=_json_default, option=opts).decode() + "\n")

@@ -28,6 +28,7 @@ from trawl.fetch.robots_cache import RobotsCache, origin_of
 from trawl.fetch.tdm_cache import TdmCache
 from trawl.frontier.admission import Admission, Candidate, CounterSink
 from trawl.frontier.revisit import Revisits
+from trawl.jobs import ParseJob, TdmFileDecision
 from trawl.models import Lease, UrlStatus
 from trawl.parse.tdm import MAX_BYTES as TDM_MAX_BYTES
 from trawl.parse.tdm import WELL_KNOWN_PATH
@@ -71,7 +72,7 @@ class ParseTask:
     """A stored page handed to the parse stage (body already decoded)."""
 
     seq: int
-    job: dict[str, Any]
+    job: ParseJob
     body: bytes
 
 
@@ -151,7 +152,7 @@ class FetchStage:
         if tdm_rules is not None:
             decision = tdm_rules.for_path(lease.url)
             if decision is not None:
-                tdm_well_known = [decision.reserved, decision.policy]
+                tdm_well_known = TdmFileDecision(decision.reserved, decision.policy)
         return self._response(lease, resp, tdm_well_known=tdm_well_known)
 
     async def _fetch_tdmrep(self, lease: Lease, origin: str) -> None:
@@ -222,7 +223,7 @@ class FetchStage:
     # -- responses ---------------------------------------------------------------------
 
     def _response(
-        self, lease: Lease, resp: FetchResponse, *, tdm_well_known: list[Any] | None = None
+        self, lease: Lease, resp: FetchResponse, *, tdm_well_known: TdmFileDecision | None = None
     ) -> ParseTask | None:
         now = self._clock.now()
         host = lease.host
@@ -311,25 +312,24 @@ class FetchStage:
                 lease, UrlStatus.FAILED, reason=refused[:300], host_ready_at=ready
             )
             return None
-        job = {
-            "host": host,
-            "fp": lease.fp,
-            "url": lease.via or lease.url,
-            "final_url": lease.url,
-            "depth": lease.depth,
-            "fetched_at": resp.started_at,
-            "status": status,
-            "headers": list(resp.headers),
-            "content_type": resp.header("content-type"),
-            "warc": [location.file, location.offset, location.length],
-            "truncated": resp.truncated,
-            "previous_hash": previous.content_hash if previous is not None else None,
-            "revisit": lease.revisit,
-        }
-        if tdm_well_known is not None:
+        job = ParseJob(
+            host=host,
+            fp=lease.fp,
+            url=lease.via or lease.url,
+            final_url=lease.url,
+            depth=lease.depth,
+            fetched_at=resp.started_at,
+            status=status,
+            headers=tuple(resp.headers),
+            content_type=resp.header("content-type"),
+            warc=location,
+            truncated=resp.truncated,
+            previous_hash=previous.content_hash if previous is not None else None,
+            revisit=lease.revisit,
             # In the durable job: a page parsed again after a crash keeps the decision.
-            job["tdm_well_known"] = tdm_well_known
-        seq = self._queue.put(host, lease.fp, job)
+            tdm_well_known=tdm_well_known,
+        )
+        seq = self._queue.put(job)
         self._count.add("fetch:stored")
         self._frontier.finish(
             lease,

@@ -42,8 +42,8 @@ class ParseOptions:
 
 
 @dataclass(frozen=True, slots=True)
-class ParseJob:
-    """A fetched page: its final URL, its response headers, its decoded body."""
+class PageInput:
+    """What a parse worker gets: the final URL, the response headers, the decoded body."""
 
     url: str
     headers: tuple[tuple[str, str], ...]
@@ -91,7 +91,7 @@ def text_hash(text: str) -> str:
     return hashlib.sha256(" ".join(text.split()).encode("utf-8")).hexdigest()
 
 
-def parse_page(job: ParseJob, options: ParseOptions) -> ParsedPage:
+def parse_page(job: PageInput, options: ParseOptions) -> ParsedPage:
     """Everything the crawl keeps from one page. Never raises on page content."""
     try:
         return _parse(job, options)
@@ -104,7 +104,7 @@ def _header_values(headers: Sequence[tuple[str, str]], name: str) -> list[str]:
     return [v for k, v in headers if k.lower() == name]
 
 
-def _parse(job: ParseJob, options: ParseOptions) -> ParsedPage:
+def _parse(job: PageInput, options: ParseOptions) -> ParsedPage:
     decoded = decode_page(job.body, content_type=job.content_type)
     html, encoding = decoded.text, decoded.encoding
     if decoded.problem is not None:

@@ -29,7 +29,9 @@ from trawl.dedup.hostdups import HostDupTracker, Outcome
 from trawl.dedup.near import NearDupIndex, assign
 from trawl.frontier.admission import Admission, Candidate, CounterSink
 from trawl.frontier.revisit import Revisits
-from trawl.models import Location, UrlStatus
+from trawl.jobs import OutcomeKind as K
+from trawl.jobs import ParseJob, ParseOutcome
+from trawl.models import UrlStatus
 from trawl.parse.page import ParsedPage
 from trawl.parse.tdm import TdmDecision, decide
 from trawl.storage.base import Frontier, PageRecord, PageStore, ParseQueue
@@ -122,17 +124,17 @@ class ParseStage:
         self._lock = asyncio.Lock()
         self.documents = 0
 
-    def apply(self, seq: int, job: dict[str, Any], page: ParsedPage) -> str:
-        """Record everything ``page`` leads to; returns the outcome (for logs and tests)."""
+    def apply(self, seq: int, job: ParseJob, page: ParsedPage) -> ParseOutcome:
+        """Record everything ``page`` leads to; returns the outcome."""
         steps = self._steps(seq, job, page)
         while True:
             try:
                 next(steps)
             except StopIteration as done:
-                outcome: str = done.value
+                outcome: ParseOutcome = done.value
                 return outcome
 
-    async def apply_async(self, seq: int, job: dict[str, Any], page: ParsedPage) -> str:
+    async def apply_async(self, seq: int, job: ParseJob, page: ParsedPage) -> ParseOutcome:
         """``apply``, giving the event loop a turn between chunks of the page's links.
 
         Admitting thousands of links takes tens to hundreds of milliseconds: in one go
@@ -148,22 +150,23 @@ class ParseStage:
                 try:
                     next(steps)
                 except StopIteration as done:
-                    outcome: str = done.value
+                    outcome: ParseOutcome = done.value
                     return outcome
                 await asyncio.sleep(0)
 
-    def _steps(self, seq: int, job: dict[str, Any], page: ParsedPage) -> Generator[None, None, str]:
+    def _steps(
+        self, seq: int, job: ParseJob, page: ParsedPage
+    ) -> Generator[None, None, ParseOutcome]:
         """The work of ``apply``; yields between chunks of links (see ``apply_async``)."""
         outcome, kind, cluster = yield from self._apply(job, page)
-        host, fp = job["host"], job["fp"]
-        self._pages.set_fetch_outcome(host, fp, content_hash=page.content_hash, outcome=outcome)
-        self._frontier.set_status(host, fp, UrlStatus.PARSED, reason=outcome)
+        host, fp, reason = job.host, job.fp, str(outcome)
+        self._pages.set_fetch_outcome(host, fp, content_hash=page.content_hash, outcome=reason)
+        self._frontier.set_status(host, fp, UrlStatus.PARSED, reason=reason)
         if self._revisits is not None:
-            previous = job.get("previous_hash")
-            changed = None if job.get("revisit") is None else previous != page.content_hash
-            self._revisits.schedule(host, fp, job.get("revisit"), changed=changed)
+            changed = None if job.revisit is None else job.previous_hash != page.content_hash
+            self._revisits.schedule(host, fp, job.revisit, changed=changed)
         self._queue.ack(seq)
-        self._count.add("parse:" + outcome.split(" ", 1)[0])
+        self._count.add(outcome.kind.counter)
         if kind is not None:
             self._feedback(host, kind)
         self._publish(job, page, outcome, cluster)
@@ -172,28 +175,30 @@ class ParseStage:
     # -- the decisions -----------------------------------------------------------------
 
     def _apply(
-        self, job: dict[str, Any], page: ParsedPage
-    ) -> Generator[None, None, tuple[str, Outcome | None, str | None]]:
+        self, job: ParseJob, page: ParsedPage
+    ) -> Generator[None, None, tuple[ParseOutcome, Outcome | None, str | None]]:
         now = self._clock.now()
-        depth = int(job["depth"])
+        depth = job.depth
         if page.error:
-            return f"error {page.error}", None, None
+            return ParseOutcome(K.ERROR, page.error), None, None
         if page.not_text:  # binary or undecodable: no text, no links, nothing indexed
-            return page.not_text, None, None
-        final_url = job["final_url"]
-        if page.canonical and page.canonical != final_url:
+            kind = K.UNDECODABLE if page.not_text == K.UNDECODABLE.value else K.BINARY
+            return ParseOutcome(kind), None, None
+        if page.canonical and page.canonical != job.final_url:
             result = self._admission.offer([Candidate(page.canonical, depth=depth)], now=now)
             if result.added or result.seen:
-                return f"canonical {page.canonical}", Outcome.CANONICAL_ELSEWHERE, None
+                canonical = ParseOutcome(K.CANONICAL, page.canonical)
+                return canonical, Outcome.CANONICAL_ELSEWHERE, None
             # A canonical we may not crawl (out of scope, a trap) is ignored.
         cluster = page.content_hash
         if page.content_hash is not None:
             first = self._pages.find(page.content_hash)
-            if first is not None and first.url == job["url"]:
-                return "unchanged", None, page.content_hash
+            if first is not None and first.url == job.url:
+                return ParseOutcome(K.UNCHANGED), None, page.content_hash
             if first is not None:
                 self._pages.count_duplicate(page.content_hash)
-                return f"duplicate of {first.url}", Outcome.DUPLICATE, page.content_hash
+                dup = ParseOutcome(K.DUPLICATE, first.url)
+                return dup, Outcome.DUPLICATE, page.content_hash
             if self._near is not None and not page.noindex:
                 verdict = self._near(page)
                 cluster = verdict.cluster
@@ -201,27 +206,28 @@ class ParseStage:
                     near = self._pages.find(verdict.duplicate_of)
                     # A revisit whose text moved a little is a new version of the same
                     # page (stored, same cluster), not a near duplicate of itself.
-                    if near is None or near.url != job["url"]:
+                    if near is None or near.url != job.url:
                         self._pages.count_duplicate(verdict.duplicate_of)
                         where = near.url if near is not None else verdict.duplicate_of
-                        return f"near duplicate of {where}", Outcome.NEAR_DUPLICATE, cluster
+                        near_dup = ParseOutcome(K.NEAR_DUPLICATE, where)
+                        return near_dup, Outcome.NEAR_DUPLICATE, cluster
         if not page.nofollow:
             yield from self._offer_links(page, depth + 1, now)
         if page.noindex:
-            return "noindex", None, None
+            return ParseOutcome(K.NOINDEX), None, None
         if page.content_hash is None or cluster is None:
-            return "no text", None, None
+            return ParseOutcome(K.NO_TEXT), None, None
         tdm = self._tdm(job, page)
         opt_outs = self._opt_outs(page, tdm)
         if self._policy.training and opt_outs:
-            return "opted out: " + ", ".join(opt_outs), Outcome.NEW, None
+            return ParseOutcome(K.OPTED_OUT, ", ".join(opt_outs)), Outcome.NEW, None
         failures: tuple[str, ...] = ()
         if page.quality is not None and self._policy.quality.active:
             failures = self._policy.quality.failures(page.quality)
             if failures:
-                return "low quality: " + ", ".join(failures), Outcome.NEW, None
+                return ParseOutcome(K.LOW_QUALITY, ", ".join(failures)), Outcome.NEW, None
         self._store(job, page, cluster, tdm, opt_outs)
-        return "stored", Outcome.NEW, cluster
+        return ParseOutcome(K.STORED), Outcome.NEW, cluster
 
     def _offer_links(self, page: ParsedPage, depth: int, now: float) -> Iterator[None]:
         if page.links_over_cap:
@@ -233,10 +239,12 @@ class ParseStage:
             chunk = links[start : start + step]
             self._admission.offer([Candidate(link, depth=depth) for link in chunk], now=now)
 
-    def _tdm(self, job: dict[str, Any], page: ParsedPage) -> TdmDecision:
-        well_known = job.get("tdm_well_known")
+    def _tdm(self, job: ParseJob, page: ParsedPage) -> TdmDecision:
+        well_known = job.tdm_well_known
         file_decision = (
-            TdmDecision(bool(well_known[0]), well_known[1], "tdmrep.json") if well_known else None
+            None
+            if well_known is None
+            else TdmDecision(well_known.reserved, well_known.policy, "tdmrep.json")
         )
         # The page's own statements (meta, then header) over the origin's file.
         return decide(None, page.tdm, file_decision)
@@ -251,26 +259,26 @@ class ParseStage:
 
     def _store(
         self,
-        job: dict[str, Any],
+        job: ParseJob,
         page: ParsedPage,
         cluster: str,
         tdm: TdmDecision,
         opt_outs: list[str],
     ) -> None:
         assert page.content_hash is not None
-        warc = Location(*job["warc"])
+        warc = job.warc
         record: dict[str, Any] = {
             "id": page.content_hash[:32],
-            "url": job["url"],
-            "final_url": job["final_url"],
-            "fetch_time": iso_time(float(job["fetched_at"])),
-            "status": int(job["status"]),
+            "url": job.url,
+            "final_url": job.final_url,
+            "fetch_time": iso_time(job.fetched_at),
+            "status": job.status,
             "title": page.title,
             "text": page.text,
             "language": page.language,
             "language_confidence": page.language_confidence,
             "content_hash": page.content_hash,
-            "depth": int(job["depth"]),
+            "depth": job.depth,
             "warc": {"file": warc.file, "offset": warc.offset, "length": warc.length},
             "cluster": cluster,
             "near_duplicate_of": None,
@@ -295,10 +303,10 @@ class ParseStage:
         self._pages.add(
             PageRecord(
                 content_hash=page.content_hash,
-                url=job["url"],
-                host=job["host"],
-                fp=int(job["fp"]),
-                fetched_at=float(job["fetched_at"]),
+                url=job.url,
+                host=job.host,
+                fp=job.fp,
+                fetched_at=job.fetched_at,
                 title=page.title,
                 language=page.language,
                 warc=warc,
@@ -320,29 +328,29 @@ class ParseStage:
             )
 
     def _publish(
-        self, job: dict[str, Any], page: ParsedPage, outcome: str, cluster: str | None
+        self, job: ParseJob, page: ParsedPage, outcome: ParseOutcome, cluster: str | None
     ) -> None:
         """A new page, or a known one whose text changed, becomes an event."""
         if self._events is None:
             return
-        previous = job.get("previous_hash")
-        if previous is None:
+        if job.previous_hash is None:
             kind = "page.new"
-        elif previous != page.content_hash:
+        elif job.previous_hash != page.content_hash:
             kind = "page.changed"
         else:
             return
+        w = job.warc
         self._events.publish(
             kind,
             {
                 "time": iso_time(self._clock.now()),
-                "url": job["url"],
-                "final_url": job["final_url"],
-                "status": int(job["status"]),
-                "outcome": outcome,
+                "url": job.url,
+                "final_url": job.final_url,
+                "status": job.status,
+                "outcome": str(outcome),
                 "content_hash": page.content_hash,
                 "cluster": cluster,
-                "warc": dict(zip(("file", "offset", "length"), job["warc"], strict=True)),
-                "fetched_at": iso_time(float(job["fetched_at"])),
+                "warc": {"file": w.file, "offset": w.offset, "length": w.length},
+                "fetched_at": iso_time(job.fetched_at),
             },
         )

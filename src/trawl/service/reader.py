@@ -17,6 +17,7 @@ from trawl.config import CrawlConfig
 from trawl.errors import StorageError, UrlError
 from trawl.fetch.http import decode_content
 from trawl.fetch.robots import rules_for_fetch
+from trawl.jobs import ParseOutcome
 from trawl.parse.charset import decode_html
 from trawl.parse.stage import iso_time
 from trawl.storage.blobs import TEXT_LOG, WARC_LOG
@@ -26,10 +27,8 @@ BODY_CAP = 256 * 1024  # characters of body text returned with a page
 
 
 def _duplicate_of(outcome: str | None) -> str | None:
-    for prefix in ("duplicate of ", "near duplicate of "):
-        if outcome and outcome.startswith(prefix):
-            return outcome[len(prefix) :]
-    return None
+    parsed = ParseOutcome.parse(outcome) if outcome else None
+    return parsed.duplicate_of if parsed is not None else None
 
 
 def page_copy(directory: Path, raw_url: str, *, body: bool = True) -> dict[str, Any] | None:

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Protocol
 
 from trawl.dedup.minhash import MinHasher
 from trawl.dedup.near import NearDupIndex
+from trawl.jobs import ParseJob
 from trawl.models import (
     AddResult,
     HostInfo,
@@ -184,9 +185,11 @@ class PageStore(Protocol):
 class ParseQueue(Protocol):
     """Fetched pages not yet parsed; a page leaves only when its outputs are committed."""
 
-    def put(self, host: str, fp: int, job: dict[str, Any]) -> int: ...
+    def put(self, job: ParseJob) -> int:
+        """Queue a job; returns its sequence number (increasing)."""
+        ...
 
-    def pending(self, *, after: int = 0, limit: int = 1000) -> list[tuple[int, dict[str, Any]]]: ...
+    def pending(self, *, after: int = 0, limit: int = 1000) -> list[tuple[int, ParseJob]]: ...
 
     def ack(self, seq: int) -> None: ...
 

@@ -9,10 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
-from typing import Any
 
-import orjson
-
+from trawl.jobs import ParseJob
 from trawl.storage.base import FetchRecord, PageRecord, RobotsRow
 from trawl.storage.reasons import one_line
 
@@ -80,25 +78,25 @@ class MemoryPageStore:
 
 
 class MemoryParseQueue:
-    """The ParseQueue protocol; jobs are kept as JSON, so each read is a fresh copy."""
+    """The ParseQueue protocol; jobs are kept in their durable form, as SQLite keeps them."""
 
     def __init__(self, state: QueueState) -> None:
         self._s = state
 
-    def put(self, host: str, fp: int, job: dict[str, Any]) -> int:
+    def put(self, job: ParseJob) -> int:
         # One past the largest seq present, as SQLite numbers an INTEGER PRIMARY KEY
         # (seqs only grow, so the dict's last key is the largest).
         seq = next(reversed(self._s.jobs), 0) + 1
-        self._s.jobs[seq] = orjson.dumps(job).decode()
+        self._s.jobs[seq] = job.dump().decode()
         return seq
 
-    def pending(self, *, after: int = 0, limit: int = 1000) -> list[tuple[int, dict[str, Any]]]:
-        out: list[tuple[int, dict[str, Any]]] = []
+    def pending(self, *, after: int = 0, limit: int = 1000) -> list[tuple[int, ParseJob]]:
+        out: list[tuple[int, ParseJob]] = []
         for seq, job in self._s.jobs.items():
             if len(out) >= limit:
                 break
             if seq > after:
-                out.append((seq, orjson.loads(job)))
+                out.append((seq, ParseJob.load(job)))
         return out
 
     def ack(self, seq: int) -> None:

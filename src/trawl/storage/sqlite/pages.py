@@ -5,8 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-import orjson
-
+from trawl.jobs import ParseJob
 from trawl.models import Location
 from trawl.storage.base import FetchRecord, PageRecord, RobotsRow
 from trawl.storage.reasons import one_line
@@ -153,19 +152,19 @@ class SqliteParseQueue:
     def __init__(self, db: Database) -> None:
         self._c = db.conn
 
-    def put(self, host: str, fp: int, job: dict[str, Any]) -> int:
+    def put(self, job: ParseJob) -> int:
         cur = self._c.execute(
             "INSERT INTO parse_queue(host, fp, job) VALUES(?,?,?)",
-            (host, fp, orjson.dumps(job).decode()),
+            (job.host, job.fp, job.dump().decode()),
         )
         assert cur.lastrowid is not None
         return cur.lastrowid
 
-    def pending(self, *, after: int = 0, limit: int = 1000) -> list[tuple[int, dict[str, Any]]]:
+    def pending(self, *, after: int = 0, limit: int = 1000) -> list[tuple[int, ParseJob]]:
         rows = self._c.execute(
             "SELECT seq, job FROM parse_queue WHERE seq > ? ORDER BY seq LIMIT ?", (after, limit)
         ).fetchall()
-        return [(seq, orjson.loads(job)) for seq, job in rows]
+        return [(seq, ParseJob.load(job)) for seq, job in rows]
 
     def ack(self, seq: int) -> None:
         self._c.execute("DELETE FROM parse_queue WHERE seq=?", (seq,))
