@@ -41,15 +41,6 @@ def decode_record(data: bytes, location: Location) -> dict[str, Any]:
     return value
 
 
-def read_record(directory: Path, location: Location) -> dict[str, Any]:
-    """A committed record, read with a file handle of its own: from any thread or
-    process (``TextStore.read`` flushes the writer's open file, which only its own
-    thread may do)."""
-    with open(directory / location.file, "rb") as f:
-        f.seek(location.offset)
-        return decode_record(f.read(location.length), location)
-
-
 def read_text_files(files: list[Path]) -> Iterator[dict[str, Any]]:
     for path in files:
         with gzip.open(path, "rb") as f:

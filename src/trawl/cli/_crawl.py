@@ -24,6 +24,7 @@ from trawl.config import (
 )
 from trawl.errors import ConfigError, DiskFullError, StorageError
 from trawl.stats import read_stats, url_states
+from trawl.storage.open import has_crawl
 
 # Exit status of a crawl stopped by a full disk or by the free-space reserve (the
 # sysexits.h EX_TEMPFAIL: try again later, here once space is freed; the crawl
@@ -201,13 +202,13 @@ def _crawl(args: argparse.Namespace) -> int:
         print("trawl crawl: --data DIR (or --resume DIR) is required", file=sys.stderr)
         return 2
     try:
-        base = _saved_config(data_dir) if (data_dir / "state.db").exists() else {}
+        base = _saved_config(data_dir) if has_crawl(data_dir) else {}
         overrides = {
             **base,
             **{k: v for k, v in _overrides(args, data_dir).items() if v is not None},
         }
         config = load_config(file=args.config, overrides=overrides)
-        if not config.seeds and not (data_dir / "state.db").exists():
+        if not config.seeds and not has_crawl(data_dir):
             raise ConfigError("no seeds: give SEED arguments or --seeds FILE")
         crawl = Crawl(config)
     except DiskFullError as exc:

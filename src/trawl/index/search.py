@@ -37,7 +37,7 @@ from pathlib import Path
 
 import tantivy
 
-from trawl.archive.textstore import read_record
+from trawl.archive.textstore import decode_record
 from trawl.index.correct import Budget, Corrector
 from trawl.index.plan import Compiler, Plan
 from trawl.index.query import ParsedQuery, QueryError, Word, parse, rewrite
@@ -52,6 +52,8 @@ from trawl.index.schema import (
 )
 from trawl.index.snippet import SNIPPET_CHARS, snippet
 from trawl.models import Location
+from trawl.storage.blobs import TEXT_LOG, BlobStore
+from trawl.storage.open import open_blobs
 
 log = logging.getLogger(__name__)
 
@@ -113,12 +115,14 @@ class Searcher:
         cache_size: int = 1024,
         reload_interval: float = 1.0,
         clock: Callable[[], float] = time.monotonic,
-        text_dir: Path | None = None,
+        blobs: BlobStore | None = None,
         corrector: Corrector | None = None,
         correction_budget: float = CORRECTION_BUDGET,
     ) -> None:
         self.index_dir = Path(index_dir)
-        self.text_dir = Path(text_dir) if text_dir is not None else self.index_dir.parent / "text"
+        # The text records the snippets come from: the crawl's blob store (by default
+        # the data directory the index lives in).
+        self._blobs = blobs if blobs is not None else open_blobs(self.index_dir.parent)
         self._cache_size = cache_size
         self._reload_interval = reload_interval
         self._clock = clock
@@ -371,7 +375,7 @@ class Searcher:
             int(doc.get_first("text_length") or 0),
         )
         try:
-            record = read_record(self.text_dir, where)
+            record = decode_record(self._blobs.read(TEXT_LOG, where), where)
         except (OSError, ValueError, EOFError, zlib.error) as exc:
             log.warning("text record of %s unreadable: %s", doc.get_first("url"), exc)
             return ""

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import fcntl
 import logging
 import os
 import secrets
@@ -28,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from trawl.service.runner import EXIT_FILE, PAUSE_FILE, SPEC_FILE
+from trawl.storage.open import in_use
 from trawl.telemetry import read_json, write_json_atomic
 
 log = logging.getLogger("trawl.service")
@@ -55,20 +55,8 @@ class _Child:
 
 
 def lock_held(directory: Path) -> bool:
-    """Whether a crawl process holds ``directory``'s database lock right now."""
-    path = directory / "state.db.lock"
-    if not path.exists():
-        return False
-    fd = os.open(path, os.O_RDWR)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        return True
-    else:
-        fcntl.flock(fd, fcntl.LOCK_UN)
-        return False
-    finally:
-        os.close(fd)
+    """Whether a crawl process holds ``directory``'s store right now."""
+    return in_use(directory)
 
 
 class CrawlManager:

@@ -11,15 +11,21 @@ from pathlib import Path
 from trawl.storage.base import CrawlReader, CrawlStore
 from trawl.storage.blobs import BlobStore
 from trawl.storage.local.blobs import LocalBlobStore
+from trawl.storage.sqlite.db import lock_held
 from trawl.storage.sqlite.reader import STATE_FILE, SqliteCrawlReader
 from trawl.storage.sqlite.store import SqliteCrawlStore
 
-__all__ = ["has_crawl", "open_blobs", "open_reader", "open_store", "state_path"]
+__all__ = ["has_crawl", "in_use", "open_blobs", "open_reader", "open_store", "state_path"]
 
 
 def has_crawl(data_dir: Path) -> bool:
     """True if ``data_dir`` holds a crawl's state."""
     return (data_dir / STATE_FILE).exists()
+
+
+def in_use(data_dir: Path) -> bool:
+    """Whether a crawl process is writing the crawl in ``data_dir`` right now."""
+    return lock_held(data_dir / STATE_FILE)
 
 
 def state_path(data_dir: Path) -> Path:

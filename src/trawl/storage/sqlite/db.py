@@ -227,3 +227,20 @@ def _lock(path: Path) -> int:
         os.close(fd)
         raise DataDirInUseError(f"{path.parent} is in use by another trawl process") from None
     return fd
+
+
+def lock_held(path: Path) -> bool:
+    """Whether a process holds the database at ``path`` open for writing right now."""
+    lock = path.with_suffix(path.suffix + ".lock")
+    if not lock.exists():
+        return False
+    fd = os.open(lock, os.O_RDWR)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    else:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return False
+    finally:
+        os.close(fd)
