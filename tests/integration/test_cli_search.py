@@ -12,7 +12,7 @@ import tantivy
 from tests.integration.crawlkit import crawl_sample_web
 from trawl.cli import main
 from trawl.index import Searcher
-from trawl.storage.sqlite.db import Database
+from trawl.storage.open import open_store
 from trawl.testing.sampleweb import SampleWeb
 
 
@@ -112,11 +112,11 @@ def test_index_refuses_while_a_crawl_runs(
     crawled: tuple[Path, SampleWeb, list[str]], capsys: pytest.CaptureFixture[str]
 ) -> None:
     data = crawled[0]
-    db = Database(data / "state.db")  # what a running crawl holds
+    store = open_store(data)  # what a running crawl holds
     try:
         assert main(["index", "--data", str(data)]) == 2
     finally:
-        db.close(commit=False)
+        store.close(commit=False)
     assert "a crawl is running on" in capsys.readouterr().err
 
 

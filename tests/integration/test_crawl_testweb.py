@@ -349,14 +349,13 @@ def test_refused_and_binary_bodies_end_with_their_reason_and_no_text(crawled: Re
         assert status == ("failed" if reason.startswith("content-encoding") else "parsed"), url
     refused = set(r.expected.refused)
     assert not refused & {str(rec["final_url"]) for rec in _records(r.data)}
-    from trawl.storage.sqlite.db import Database
-    from trawl.storage.sqlite.pages import SqlitePageStore
+    from trawl.storage.open import open_reader
 
-    db = Database(r.data / "state.db")
+    reader = open_reader(r.data)
     try:
-        indexed = {p.url for p in SqlitePageStore(db).pages()}
+        indexed = {p.url for p in reader.pages()}
     finally:
-        db.close(commit=False)
+        reader.close()
     assert not refused & indexed  # no page row, so nothing to index
     codings = [u for u, why in r.expected.refused.items() if why.startswith("content-encoding")]
     counters = r.summary.counters

@@ -15,8 +15,7 @@ import pytest
 
 from tests.integration.crawlkit import crawl_sample_web
 from trawl.index import Searcher
-from trawl.storage.sqlite.db import Database
-from trawl.storage.sqlite.pages import SqlitePageStore
+from trawl.storage.open import open_reader
 from trawl.testing.sampleweb import SampleWeb
 
 
@@ -36,11 +35,11 @@ def crawled(tmp_path_factory: pytest.TempPathFactory) -> Crawled:
     hosts = [h for i, h in enumerate(web.hosts) if i != 1]
 
     port = crawl_sample_web(web, data, hosts)
-    db = Database(data / "state.db")
+    reader = open_reader(data)
     try:
-        urls = {p.url for p in SqlitePageStore(db).pages()}
+        urls = {p.url for p in reader.pages()}
     finally:
-        db.close(commit=False)
+        reader.close()
     return Crawled(web, data, port, urls)
 
 
@@ -76,11 +75,11 @@ def _typo(phrase: str, rng: random.Random) -> tuple[str, str]:
 def test_every_stored_page_is_indexed_once(crawled: Crawled) -> None:
     with Searcher(crawled.data / "index") as s:
         assert s.num_docs == len(crawled.urls) > 30
-    db = Database(crawled.data / "state.db")
+    reader = open_reader(crawled.data)
     try:
-        assert SqlitePageStore(db).unindexed(10) == []
+        assert [p.url for p in reader.pages() if not p.indexed] == []
     finally:
-        db.close(commit=False)
+        reader.close()
 
 
 def test_a_distinctive_phrase_brings_its_page_first(crawled: Crawled) -> None:

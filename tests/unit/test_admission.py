@@ -6,16 +6,14 @@ from pathlib import Path
 
 from trawl.frontier.admission import Admission, Candidate
 from trawl.frontier.traps import ScopeFilter, TrapLimits
-from trawl.storage.sqlite.counters import SqliteCounters
-from trawl.storage.sqlite.db import Database
-from trawl.storage.sqlite.frontier import SqliteFrontier
+from trawl.storage.open import open_store
 
 
 def test_offer_counts_every_drop(tmp_path: Path) -> None:
-    db = Database(tmp_path / "state.db")
-    counters = SqliteCounters(db)
+    store = open_store(tmp_path, max_per_host=3)
+    counters = store.counters
     admission = Admission(
-        frontier=SqliteFrontier(db, max_per_host=3),
+        frontier=store.frontier,
         scope=ScopeFilter("host", hosts=["a.test"]),
         limits=TrapLimits(max_depth=2),
         counters=counters,
@@ -48,10 +46,10 @@ def test_offer_counts_every_drop(tmp_path: Path) -> None:
     assert again.seen == 1
     bad = admission.offer([Candidate("mailto:x@a.test", depth=1)], now=0.0, normalised=False)
     assert bad.dropped == {"unsupported scheme": 1}
-    db.commit()
+    store.commit()
     assert counters.get("dropped:out of scope") == 1
     assert counters.with_prefix("dropped:")["host budget"] == 1
-    db.close()
-    reopened = Database(tmp_path / "state.db")
-    assert SqliteCounters(reopened).get("dropped:too deep") == 1
+    store.close()
+    reopened = open_store(tmp_path)
+    assert reopened.counters.get("dropped:too deep") == 1
     reopened.close()

@@ -14,8 +14,8 @@ from trawl.archive.textstore import TextStore
 from trawl.cli import main
 from trawl.export import ExportError, arrow_schema, export, normalize
 from trawl.parse.quality import quality_signals
-from trawl.storage.local.segments import SegmentLog
-from trawl.storage.sqlite.db import Database
+from trawl.storage.blobs import TEXT_LOG
+from trawl.storage.open import open_blobs, open_store
 
 
 def _record(n: int, **extra: Any) -> dict[str, Any]:
@@ -44,20 +44,17 @@ def _record(n: int, **extra: Any) -> dict[str, Any]:
 def _crawl_dir(tmp_path: Path, committed: int, uncommitted: int, *, max_bytes: int = 10**9) -> Path:
     """A data dir whose DB says the first ``committed`` records are durable."""
     data = tmp_path / "data"
-    db = Database(data / "state.db")
-    log = SegmentLog(
-        data / "text", prefix="trawl", suffix=".jsonl.gz", max_bytes=max_bytes, committed=None
-    )
-    store = TextStore(log)
+    crawl_store = open_store(data)
+    log = open_blobs(data).open_writer(TEXT_LOG, committed=None, max_bytes=max_bytes)
+    texts = TextStore(log)
     for n in range(committed):
-        store.append(_record(n))
-    db.set_meta("log.text", log.sync().dump())
-    db.commit()
+        texts.append(_record(n))
+    crawl_store.commit({TEXT_LOG.name: log.sync()})
     for n in range(committed, committed + uncommitted):
-        store.append(_record(n))
+        texts.append(_record(n))
     log.sync()  # on disk, but past the committed position
     log.close()
-    db.close(commit=False)
+    crawl_store.close(commit=False)
     return data
 
 
@@ -113,7 +110,7 @@ def test_unknown_and_mistyped_fields_go_to_extra() -> None:
 
 def test_nothing_committed_exports_nothing(tmp_path: Path) -> None:
     data = tmp_path / "data"
-    Database(data / "state.db").close()
+    open_store(data).close()
     assert export(data, tmp_path / "out").documents == 0
 
 

@@ -6,20 +6,18 @@ from pathlib import Path
 
 from trawl.frontier.revisit import Revisits
 from trawl.models import NewUrl, UrlStatus
-from trawl.storage.sqlite.counters import SqliteCounters
-from trawl.storage.sqlite.db import Database
-from trawl.storage.sqlite.frontier import SqliteFrontier
+from trawl.storage.open import open_store
 from trawl.testing import FakeClock
 
 
 def test_interval_halves_on_change_doubles_otherwise_within_bounds(tmp_path: Path) -> None:
-    db = Database(tmp_path / "state.db")
+    store = open_store(tmp_path)
     clock = FakeClock()
-    frontier = SqliteFrontier(db)
+    frontier = store.frontier
     r = Revisits(
         frontier=frontier,
         clock=clock,
-        counters=SqliteCounters(db),
+        counters=store.counters,
         initial=100.0,
         minimum=30.0,
         maximum=500.0,
@@ -42,4 +40,4 @@ def test_interval_halves_on_change_doubles_otherwise_within_bounds(tmp_path: Pat
     again = frontier.take(clock.now())
     assert again is not None
     assert again.revisit == 100.0
-    db.close()
+    store.close()

@@ -6,8 +6,7 @@ from pathlib import Path
 
 from trawl.fetch.robots import FetchOutcome
 from trawl.fetch.robots_cache import RobotsCache, origin_of
-from trawl.storage.sqlite.db import Database
-from trawl.storage.sqlite.pages import SqliteRobotsStore
+from trawl.storage.open import open_store
 
 T0 = 1_000_000.0
 DAY = 86_400.0
@@ -20,26 +19,26 @@ def test_origin_of() -> None:
 
 
 def test_rules_cached_for_a_day_and_survive_restart(tmp_path: Path) -> None:
-    db = Database(tmp_path / "state.db")
-    cache = RobotsCache(SqliteRobotsStore(db))
+    store = open_store(tmp_path)
+    cache = RobotsCache(store.robots)
     assert cache.get("http://a.test", T0) is None
     cache.record("http://a.test", status=200, body=b"User-agent: *\nDisallow: /p/\n", now=T0)
     rules = cache.get("http://a.test", T0 + 10)
     assert rules is not None
     assert not rules.is_allowed("http://a.test/p/1", "trawl")
-    db.close()
-    db = Database(tmp_path / "state.db")
-    again = RobotsCache(SqliteRobotsStore(db))
+    store.close()
+    store = open_store(tmp_path)
+    again = RobotsCache(store.robots)
     rules = again.get("http://a.test", T0 + DAY - 1)
     assert rules is not None
     assert not rules.is_allowed("/p/1", "trawl")
     assert again.get("http://a.test", T0 + DAY) is None  # expired: fetch again
-    db.close()
+    store.close()
 
 
 def test_outage_disallows_and_backs_off_then_recovers(tmp_path: Path) -> None:
-    db = Database(tmp_path / "state.db")
-    cache = RobotsCache(SqliteRobotsStore(db), retry_base=10.0, retry_cap=40.0)
+    store = open_store(tmp_path)
+    cache = RobotsCache(store.robots, retry_base=10.0, retry_cap=40.0)
     first = cache.record("http://a.test", status=503, body=b"", now=T0)
     assert first.outcome is FetchOutcome.UNREACHABLE
     assert first.expires_at == T0 + 10
@@ -51,16 +50,16 @@ def test_outage_disallows_and_backs_off_then_recovers(tmp_path: Path) -> None:
     ok = cache.record("http://a.test", status=404, body=b"", now=T0 + 70)
     assert ok.outcome is FetchOutcome.NO_RULES
     assert ok.is_allowed("/anything", "trawl")
-    db.close()
+    store.close()
 
 
 def test_long_outage_falls_back_to_last_good_copy(tmp_path: Path) -> None:
-    db = Database(tmp_path / "state.db")
-    cache = RobotsCache(SqliteRobotsStore(db), retry_base=60.0, retry_cap=3600.0)
+    store = open_store(tmp_path)
+    cache = RobotsCache(store.robots, retry_base=60.0, retry_cap=3600.0)
     cache.record("http://a.test", status=200, body=b"User-agent: *\nDisallow: /x\n", now=T0)
     cache.record("http://a.test", status=503, body=b"", now=T0 + DAY)
     later = cache.record("http://a.test", status=503, body=b"", now=T0 + DAY + 31 * DAY)
     assert later.outcome is FetchOutcome.PARSED
     assert later.is_allowed("/y", "trawl")
     assert not later.is_allowed("/x", "trawl")
-    db.close()
+    store.close()
