@@ -13,23 +13,17 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import multiprocessing
-import signal
 import sqlite3
 import time
-from collections.abc import Coroutine
-from concurrent.futures import Executor, ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import orjson
 
 from trawl import urls
 from trawl.archive.events import EventLog
 from trawl.archive.textstore import TextStore
-from trawl.archive.warc import WarcWriter, read_response
+from trawl.archive.warc import WarcWriter
 from trawl.clock import Clock, SystemClock
 from trawl.config import CrawlConfig
 from trawl.dedup.hostdups import HostDupTracker
@@ -37,18 +31,18 @@ from trawl.dedup.minhash import MinHasher
 from trawl.errors import DiskFullError, UrlError, as_disk_full, free_space
 from trawl.fetch.address import AddressGuard
 from trawl.fetch.dns import DnsCache
-from trawl.fetch.http import HttpClient, decode_content
+from trawl.fetch.http import HttpClient
 from trawl.fetch.politeness import Politeness
 from trawl.fetch.robots_cache import RobotsCache
-from trawl.fetch.stage import Client, FetchPolicy, FetchStage, ParseTask
+from trawl.fetch.stage import Client, FetchPolicy, FetchStage
 from trawl.fetch.tdm_cache import TdmCache
 from trawl.frontier.admission import Admission, Candidate
 from trawl.frontier.revisit import Revisits
 from trawl.frontier.traps import ScopeFilter, TrapLimits
 from trawl.index.crawling import CrawlIndexing
-from trawl.jobs import ParseJob
 from trawl.models import Lease, UrlStatus
-from trawl.parse.page import PageInput, ParsedPage, ParseOptions, parse_page
+from trawl.parse.page import ParseOptions
+from trawl.parse.role import ParseRole
 from trawl.parse.stage import IndexNearCheck, KeepPolicy, ParseStage
 from trawl.stats import RateWindow
 from trawl.storage.base import CrawlStore
@@ -125,22 +119,6 @@ class SpaceGuard:
         return None
 
 
-def _init_worker() -> None:
-    """Warm a parse worker: import the parser and its language tables once.
-
-    Ctrl-C is the crawl process's business: a terminal sends SIGINT to the whole
-    process group, and a worker that took it would die with a KeyboardInterrupt
-    traceback mid-page; the crawl process stops the pool itself. SIGTERM keeps its
-    default: the pool's own clean-up after a crashed worker terminates the others.
-    """
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    from trawl.parse.page import PageInput, ParseOptions, parse_page
-
-    parse_page(
-        PageInput("http://warm.invalid/", (), b"<p>warming up this worker</p>"), ParseOptions()
-    )
-
-
 class Crawl:
     """One crawl over one data directory. ``await crawl.run()`` returns a summary."""
 
@@ -200,9 +178,6 @@ class Crawl:
         self.telemetry = telemetry
         self._wake = asyncio.Event()
         self._fetching: dict[asyncio.Task[None], Lease] = {}
-        self._parsing: set[asyncio.Task[None]] = set()
-        self._recovering: list[tuple[int, ParseJob]] = []
-        self._pool: Executor | None = None
         self._started = 0.0
         self._rate = RateWindow()
         self.seed_errors: list[str] = []
@@ -331,7 +306,23 @@ class Crawl:
             near=hasher,
             max_links=c.max_links_per_page,
         )
+        self.parsing = ParseRole(
+            stage=self.parser,
+            options=self.parse_options,
+            workers=c.parse_workers,
+            warc=self.warc_log,
+            max_body_bytes=c.max_body_bytes,
+            counters=self.counters,
+            on_done=lambda: self._wake.set(),
+            on_error=self._full_disk,
+            writable=lambda: not self._write_failed,
+            latency=self._parse_latency,
+        )
         store.meta.set("config", config_json(c))
+
+    def _parse_latency(self, seconds: float) -> None:
+        if self.telemetry is not None:
+            self.telemetry.parse_latency.observe(seconds)
 
     def commit(self, *, indexing: bool = True) -> None:
         """Make everything done so far durable in one commit of the store: the state
@@ -431,8 +422,7 @@ class Crawl:
         stopped = "done"
         try:
             self.add_seeds(list(self.config.seeds))
-            self._recovering = self.parse_queue.pending(limit=10**9)
-            self._pool = self._make_pool()
+            self.parsing.start(self.parse_queue.pending(limit=10**9))
             committer = asyncio.create_task(self._commit_loop())
             stopped = await self._loop()
         except Exception as exc:
@@ -447,15 +437,6 @@ class Crawl:
         if self.disk_full is not None:
             stopped = "disk full" if self.disk_full.reserve is None else "low disk space"
         return self.summary(stopped)
-
-    def _make_pool(self) -> Executor | None:
-        if self.config.parse_workers == 0:
-            return None
-        return ProcessPoolExecutor(
-            max_workers=self.config.parse_workers,
-            mp_context=multiprocessing.get_context("forkserver"),
-            initializer=_init_worker,
-        )
 
     def _pages_limit_reached(self) -> bool:
         limit = self.config.max_pages
@@ -477,15 +458,14 @@ class Crawl:
                 self.frontier.wake_due(now)
                 self.frontier.reclaim_expired(now)
                 last_sweep = now
-            while self._recovering and len(self._parsing) < backlog_cap:
-                self._recover_one(*self._recovering.pop(0))
+            self.parsing.feed(backlog_cap)
             limit = self._pages_limit_reached()
             paused = self._paused
             while (
                 not limit
                 and not paused
                 and len(self._fetching) < c.max_in_flight
-                and len(self._parsing) < backlog_cap
+                and len(self.parsing.tasks) < backlog_cap
             ):
                 lease = self.frontier.take(now)
                 if lease is None:
@@ -493,7 +473,7 @@ class Crawl:
                 task = asyncio.create_task(self._fetch(lease))
                 self._fetching[task] = lease
                 limit = self._pages_limit_reached()
-            if not self._fetching and not self._parsing and not self._recovering and not paused:
+            if not self._fetching and not self.parsing.backlog and not paused:
                 if limit:
                     return "max pages"
                 if self.frontier.next_wake(now) is None and self.frontier.next_wake_due() is None:
@@ -531,7 +511,7 @@ class Crawl:
                     lease.host, record.status if record else None, time.monotonic() - started
                 )
         if task is not None and not self._write_failed:
-            self._start_parse(task)
+            self.parsing.submit(task)
 
     def _internal_error(self, lease: Lease, exc: Exception) -> None:
         try:
@@ -545,71 +525,6 @@ class Crawl:
         except Exception as again:
             if not self._full_disk(again):
                 raise
-
-    def _recover_one(self, seq: int, job: ParseJob) -> None:
-        """A page stored before a crash but not parsed: parse it from its WARC record."""
-        try:
-            stored = read_response(self.warc_log.read(job.warc))
-            coding = next((v for k, v in stored.headers if k.lower() == "content-encoding"), None)
-            body, _ = decode_content(stored.body, coding, self.config.max_body_bytes)
-        except Exception as exc:
-            self.counters.add("recover:unreadable")
-            page = ParsedPage(url=job.final_url, error=f"unreadable WARC record: {exc}")
-            self._track(self._apply(seq, job, page))
-            return
-        self.counters.add("recover:parsed")
-        self._start_parse(ParseTask(seq=seq, job=job, body=body))
-
-    def _start_parse(self, task: ParseTask) -> None:
-        self._track(self._parse(task))
-
-    def _track(self, work: Coroutine[Any, Any, None]) -> None:
-        t = asyncio.create_task(work)
-        self._parsing.add(t)
-        t.add_done_callback(self._parsing.discard)
-
-    async def _parse(self, task: ParseTask, *, attempt: int = 1) -> None:
-        job = task.job
-        parse_job = PageInput(
-            url=job.final_url,
-            headers=job.headers,
-            body=task.body,
-            content_type=job.content_type,
-        )
-        started = time.monotonic()
-        try:
-            if self._pool is None:
-                page = parse_page(parse_job, self.parse_options)
-            else:
-                loop = asyncio.get_running_loop()
-                page = await loop.run_in_executor(
-                    self._pool, parse_page, parse_job, self.parse_options
-                )
-        except BrokenProcessPool:
-            # A worker died (a page crashed the parser?): new pool; one more try per page.
-            self._replace_pool()
-            if attempt < 2:
-                await self._parse(task, attempt=attempt + 1)
-                return
-            page = ParsedPage(url=job.final_url, error="parse worker crashed")
-        if self.telemetry is not None:
-            self.telemetry.parse_latency.observe(time.monotonic() - started)
-        await self._apply(task.seq, job, page)
-
-    async def _apply(self, seq: int, job: ParseJob, page: ParsedPage) -> None:
-        try:
-            if not self._write_failed:
-                await self.parser.apply_async(seq, job, page)
-        except Exception as exc:
-            if not self._full_disk(exc):
-                raise
-        finally:
-            self._wake.set()
-
-    def _replace_pool(self) -> None:
-        old, self._pool = self._pool, self._make_pool()
-        if old is not None:
-            old.shutdown(wait=False, cancel_futures=True)
 
     async def _commit_loop(self) -> None:
         while True:
@@ -633,15 +548,14 @@ class Crawl:
             if self._write_failed:
                 await self._drop_work()
         finally:
-            if self._pool is not None:
-                self._pool.shutdown(wait=not self._aborting, cancel_futures=True)
+            self.parsing.shutdown(wait=not self._aborting)
             await self.client.close()
             if self.dns is not None:
                 await self.dns.close()
 
     async def _drop_work(self) -> None:
         """A full disk: cancel everything in flight, write nothing more."""
-        tasks = [*self._fetching, *self._parsing]
+        tasks = [*self._fetching, *self.parsing.tasks]
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
@@ -660,11 +574,11 @@ class Crawl:
                 lease = self._fetching.pop(task, None)
                 if lease is not None:
                     self.frontier.requeue(lease, host_ready_at=self.clock.now())
-        if self._parsing and not self._aborting:
-            await asyncio.wait(list(self._parsing), timeout=30)
-        for task in list(self._parsing):
+        if self.parsing.tasks and not self._aborting:
+            await asyncio.wait(list(self.parsing.tasks), timeout=30)
+        for task in list(self.parsing.tasks):
             task.cancel()
-        await asyncio.gather(*self._fetching, *self._parsing, return_exceptions=True)
+        await asyncio.gather(*self._fetching, *self.parsing.tasks, return_exceptions=True)
         self.commit()
         # Pages stored but not indexed are indexed now (on abort: at the next start).
         await self.indexing.drain(index_rest=not self._aborting)
@@ -715,7 +629,7 @@ class Crawl:
             errors=errors,
             hosts_ready=self.frontier.hosts_ready(now),
             hosts_waiting=self.frontier.hosts_waiting(now),
-            parse_backlog=len(self._parsing) + len(self._recovering),
+            parse_backlog=self.parsing.backlog,
         )
 
     def summary(self, stopped: str) -> CrawlSummary:
