@@ -23,8 +23,8 @@ _LAZY = {
     "Timeouts": "trawl.config",
     "load_config": "trawl.config",
     "Crawl": "trawl.crawl",
-    "CrawlSummary": "trawl.crawl",
-    "Snapshot": "trawl.crawl",
+    "CrawlSummary": "trawl.records",
+    "Snapshot": "trawl.records",
     "run_crawl": "trawl.crawl",
     "normalize": "trawl.urls",
     "join": "trawl.urls",
@@ -80,12 +80,13 @@ __all__ = [
 
 if TYPE_CHECKING:
     from trawl.config import CrawlConfig, Timeouts, load_config
-    from trawl.crawl import Crawl, CrawlSummary, Snapshot, run_crawl
+    from trawl.crawl import Crawl, run_crawl
     from trawl.fetch.address import AddressGuard
     from trawl.fetch.robots import RobotsRules, rules_for_fetch
     from trawl.index import Hit, QueryError, Searcher, SearchResults
     from trawl.parse.extract import Extraction, extract
     from trawl.parse.page import ParsedPage, parse_page
+    from trawl.records import CrawlSummary, Snapshot
     from trawl.stats import read_stats, url_states
     from trawl.urls import fingerprint, host_key, join, normalize
 

@@ -15,8 +15,6 @@ import asyncio
 import contextlib
 import sqlite3
 import time
-from dataclasses import dataclass, field
-from pathlib import Path
 
 import orjson
 
@@ -28,7 +26,7 @@ from trawl.clock import Clock, SystemClock
 from trawl.config import CrawlConfig
 from trawl.dedup.hostdups import HostDupTracker
 from trawl.dedup.minhash import MinHasher
-from trawl.errors import DiskFullError, UrlError, as_disk_full, free_space
+from trawl.errors import DiskFullError, UrlError, as_disk_full
 from trawl.fetch.address import AddressGuard
 from trawl.fetch.dns import DnsCache
 from trawl.fetch.http import HttpClient
@@ -44,79 +42,15 @@ from trawl.models import Lease, UrlStatus
 from trawl.parse.page import ParseOptions
 from trawl.parse.role import ParseRole
 from trawl.parse.stage import IndexNearCheck, KeepPolicy, ParseStage
+from trawl.records import CrawlSummary, Snapshot
+from trawl.space import SpaceGuard
 from trawl.stats import RateWindow
 from trawl.storage.base import CrawlStore
 from trawl.storage.blobs import EVENT_LOG, TEXT_LOG, WARC_LOG, BlobStore, LogSpec, SegmentWriter
 from trawl.storage.open import open_blobs, open_store, state_path
 from trawl.telemetry import Telemetry
 
-
-@dataclass(frozen=True, slots=True)
-class Snapshot:
-    """Progress at one moment (what the live display and ``trawl stats`` show)."""
-
-    elapsed: float
-    known: int
-    queued: int
-    in_flight: int
-    waiting: int
-    fetched: int
-    parsed: int
-    failed: int
-    skipped: int
-    redirected: int
-    documents: int
-    duplicates: int
-    pages_per_second: float
-    bytes: int
-    errors: int
-    hosts_ready: int
-    hosts_waiting: int
-    parse_backlog: int
-
-
-@dataclass(frozen=True, slots=True)
-class CrawlSummary:
-    # "done", "max pages", "max duration", "interrupted", "aborted", "disk full",
-    # "low disk space" (the last two: ``error`` says where; run again to resume)
-    stopped: str
-    snapshot: Snapshot
-    data_dir: str
-    warc_files: tuple[str, ...]
-    text_files: tuple[str, ...]
-    seed_errors: tuple[str, ...] = ()
-    counters: dict[str, int] = field(default_factory=dict)
-    error: str | None = None
-
-
 _EVENTS_MAX_BYTES = 64 * 1024 * 1024
-
-
-class SpaceGuard:
-    """Free space on the file systems a crawl writes to, against a reserve."""
-
-    def __init__(self, path: Path, reserve: int) -> None:
-        self._reserve = reserve
-        self._paths = [path]
-
-    def watch(self, *paths: Path) -> None:
-        """Check these too if they are on other file systems (a WARC disk, say)."""
-        devices = {p.stat().st_dev for p in self._paths}
-        for path in paths:
-            device = path.stat().st_dev
-            if device not in devices:
-                devices.add(device)
-                self._paths.append(path)
-
-    def check(self) -> DiskFullError | None:
-        """The error to stop with if a file system has less free space than the reserve."""
-        if not self._reserve:
-            return None
-        for path in self._paths:
-            free, _mount = free_space(path)
-            if free < self._reserve:
-                return DiskFullError.at(path, reserve=self._reserve)
-        return None
 
 
 class Crawl:

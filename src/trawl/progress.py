@@ -6,7 +6,7 @@ import sys
 import time
 from typing import TextIO
 
-from trawl.crawl import CrawlSummary, Snapshot
+from trawl.records import CrawlSummary, Snapshot
 
 
 def human_bytes(n: float) -> str:

@@ -18,7 +18,8 @@ import orjson
 import pytest
 
 from tests.integration.crawlkit import DELAY, web_config
-from trawl.crawl import Crawl, CrawlSummary
+from trawl.crawl import Crawl
+from trawl.records import CrawlSummary
 from trawl.stats import url_states
 from trawl.testing._testweb_expect import ExpectedCrawl
 from trawl.testing.testweb import TestWeb

@@ -13,8 +13,9 @@ from pathlib import Path
 import pytest
 
 from trawl.config import CrawlConfig, parse_size
-from trawl.crawl import Crawl, SpaceGuard
+from trawl.crawl import Crawl
 from trawl.errors import ConfigError, DiskFullError, StorageError, as_disk_full, free_space
+from trawl.space import SpaceGuard
 
 
 @pytest.mark.parametrize(

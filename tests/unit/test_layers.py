@@ -28,7 +28,15 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("trawl.archive", "trawl.frontier"),
     ("trawl.fetch", "trawl.parse"),
     ("trawl.index",),
-    ("trawl.crawl", "trawl.telemetry", "trawl.progress", "trawl.stats", "trawl.export"),
+    (
+        "trawl.crawl",
+        "trawl.records",
+        "trawl.space",
+        "trawl.telemetry",
+        "trawl.progress",
+        "trawl.stats",
+        "trawl.export",
+    ),
     ("trawl.api", "trawl.service", "trawl.web", "trawl.cli", "trawl.demo", "trawl.demo_search"),
     ("trawl", "trawl.__main__", "trawl.testing"),
 )

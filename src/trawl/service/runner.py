@@ -22,9 +22,10 @@ from typing import Any
 
 import orjson
 
-from trawl.crawl import Crawl, CrawlSummary
+from trawl.crawl import Crawl
 from trawl.errors import ConfigError, StorageError
 from trawl.logs import CRAWL_ID, setup_logging
+from trawl.records import CrawlSummary
 from trawl.service.spec import PRIORITIES, to_config
 from trawl.storage.open import open_reader
 from trawl.telemetry import PROGRESS_FILE, Telemetry, write_json_atomic

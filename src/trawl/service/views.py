@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import fields
 from typing import Any
 
-from trawl.crawl import Snapshot
+from trawl.records import Snapshot
 from trawl.service.manager import CrawlManager
 from trawl.service.runner import SPEC_FILE
 from trawl.telemetry import PROGRESS_FILE, read_json
