@@ -8,9 +8,9 @@ from pathlib import Path
 from typing import Any
 
 from tests.integration.crawlkit import text_records, web_config
+from tests.testweb import TestWeb
 from trawl.crawl import Crawl
 from trawl.stats import url_states
-from trawl.testing.testweb import TestWeb
 
 
 async def _fetch_only(crawl: Crawl) -> None:
