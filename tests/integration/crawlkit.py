@@ -10,10 +10,10 @@ from typing import Any
 
 import orjson
 
+from tests.testweb import TestWeb
 from trawl.config import CrawlConfig, Timeouts
 from trawl.crawl import Crawl
 from trawl.testing.sampleweb import SampleWeb, SampleWebServer
-from trawl.testing.testweb import TestWeb
 
 DELAY = 0.05
 

@@ -14,8 +14,8 @@ from pathlib import Path
 import orjson
 import psutil  # type: ignore[import-untyped]
 
+from tests.testweb import TestWeb
 from trawl.stats import url_states
-from trawl.testing.testweb import TestWeb
 
 TRAWL = str(Path(sys.executable).with_name("trawl"))
 

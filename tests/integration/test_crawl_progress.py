@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.integration.crawlkit import web_config
+from tests.testweb import TestWeb
 from trawl.crawl import Crawl
-from trawl.testing.testweb import TestWeb
 
 
 async def test_the_first_snapshot_already_has_a_page_rate(tmp_path: Path) -> None:

@@ -18,11 +18,10 @@ import orjson
 import pytest
 
 from tests.integration.crawlkit import DELAY, web_config
+from tests.testweb import ExpectedCrawl, TestWeb
 from trawl.crawl import Crawl
 from trawl.records import CrawlSummary
 from trawl.stats import url_states
-from trawl.testing._testweb_expect import ExpectedCrawl
-from trawl.testing.testweb import TestWeb
 
 TRAPS = "traps.test"
 

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import psutil  # type: ignore[import-untyped]
 
+from tests.testweb import TestWeb
 from trawl.stats import read_stats, url_states
-from trawl.testing.testweb import TestWeb
 
 TRAWL = str(Path(sys.executable).with_name("trawl"))
 CAP = 5000  # the documented default of max_links_per_page

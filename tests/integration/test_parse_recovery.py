@@ -7,11 +7,11 @@ import asyncio
 from pathlib import Path
 
 from tests.integration.crawlkit import text_records, web_config
+from tests.testweb import TestWeb
 from trawl.crawl import Crawl
 from trawl.jobs import OutcomeKind, ParseJob, ParseOutcome
 from trawl.parse.page import ParsedPage
 from trawl.stats import url_states
-from trawl.testing.testweb import TestWeb
 
 
 async def _fetch_only(crawl: Crawl) -> None:

@@ -13,7 +13,7 @@ import aiohttp
 import pytest
 from multidict import CIMultiDictProxy
 
-from trawl.testing.testweb import TestWeb
+from tests.testweb import TestWeb
 
 pytestmark = pytest.mark.filterwarnings("error")
 

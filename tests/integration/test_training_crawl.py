@@ -6,10 +6,10 @@ import asyncio
 from pathlib import Path
 
 from tests.integration.crawlkit import text_records, web_config
+from tests.testweb import TestWeb
 from trawl.config import QualityThresholds
 from trawl.crawl import Crawl
 from trawl.stats import url_states
-from trawl.testing.testweb import TestWeb
 
 HOSTS = ("ai.test", "ai-robots.test", "tdmrep.test", "robots-agents.test", "content.test")
 

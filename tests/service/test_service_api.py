@@ -15,7 +15,7 @@ import aiohttp
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from trawl.testing.testweb import TestWeb
+from tests.testweb import TestWeb
 
 TRAWL = str(Path(sys.executable).with_name("trawl"))
 TOKEN = "test-token-0123456789"

@@ -10,7 +10,7 @@ import pytest
 
 from tests.chromium import CHROMIUM, CHROMIUM_ARGS
 from tests.service.test_service_api import AUTH, TOKEN, Server, crawl_body
-from trawl.testing.testweb import TestWeb
+from tests.testweb import TestWeb
 
 READ = "dashboard-read-token-0123456789"
 

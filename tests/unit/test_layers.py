@@ -123,3 +123,26 @@ def test_no_import_from_a_lower_layer_to_a_higher_one() -> None:
         f"{m} -> {d}" for m, deps in _graph().items() for d in deps if _layer(d) > _layer(m)
     )
     assert wrong == []
+
+
+def _outside_imports(path: Path) -> set[str]:
+    """Top-level names of the checkout's own trees (tests, bench) that ``path`` imports."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names = [node.module]
+        elif isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        else:
+            continue
+        found.update(n.split(".")[0] for n in names if n.split(".")[0] in {"tests", "bench"})
+    return found
+
+
+def test_the_package_imports_nothing_from_the_tests_or_bench_trees() -> None:
+    # The hostile test web lives in tests/testweb/ and is not shipped; a shipped module
+    # importing it (or anything else of the checkout) would break an installed trawl.
+    wrong = sorted(
+        f"{name} -> {dep}" for name, path in _modules().items() for dep in _outside_imports(path)
+    )
+    assert wrong == []

@@ -1,4 +1,4 @@
-"""Deterministic English-like text for the test web and the sample web.
+"""Deterministic English-like text for the sample web (and the test web in tests/).
 
 A ``TextGenerator`` builds, once per seed, a pool of clauses from sentence templates
 filled with real words drawn with Zipf weights (``_sample_words``), then makes

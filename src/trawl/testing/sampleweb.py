@@ -40,8 +40,8 @@ from aiohttp import web
 from trawl.testing._sample_render import RenderContext, render
 from trawl.testing._sample_site import HostPlan, distinctive_phrase, host_name, plan_host
 from trawl.testing._sample_text import text_generator
-from trawl.testing._testweb_log import RequestLog
-from trawl.testing._testweb_server import LOOPBACK, VirtualHostServer
+from trawl.testing.requestlog import RequestLog
+from trawl.testing.vhost import LOOPBACK, VirtualHostServer
 
 __all__ = ["SampleWeb", "SampleWebServer"]
 

@@ -12,7 +12,7 @@ from urllib.parse import parse_qsl, urlencode
 
 from aiohttp import web
 
-from trawl.testing._testweb_model import ALLOW_ALL, Context, Page, Resource, Site, document
+from tests.testweb._model import ALLOW_ALL, Context, Page, Resource, Site, document
 
 COLORS = ("red", "green", "blue", "black", "white", "grey", "navy", "olive")
 SIZES = ("xs", "s", "m", "l", "xl", "xxl")

@@ -15,8 +15,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from trawl.testing._testweb_log import RequestLog, RequestRecord
-from trawl.testing._testweb_model import RobotsRules, Site, normal_target, normal_url
+from tests.testweb._model import RobotsRules, Site, normal_target, normal_url
+from trawl.testing.requestlog import RequestLog, RequestRecord
 
 REDIRECTS = frozenset({301, 302, 303, 307, 308})
 

@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 from aiohttp import web
 
-from trawl.testing._testweb_model import (
+from tests.testweb._model import (
     ALLOW_ALL,
     Context,
     Page,

@@ -122,16 +122,16 @@ from types import TracebackType
 
 from aiohttp import web
 
-from trawl.testing import _testweb_sites_basic as basic
-from trawl.testing import _testweb_sites_broken as broken
-from trawl.testing import _testweb_sites_content as content
-from trawl.testing import _testweb_sites_decoding as decoding
-from trawl.testing import _testweb_sites_traps as traps
+from tests.testweb import _sites_basic as basic
+from tests.testweb import _sites_broken as broken
+from tests.testweb import _sites_content as content
+from tests.testweb import _sites_decoding as decoding
+from tests.testweb import _sites_traps as traps
+from tests.testweb._expect import ExpectedCrawl, expect, robots_violations
+from tests.testweb._model import Context, Options, Resource, Site, normal_url
 from trawl.testing._sample_text import text_generator
-from trawl.testing._testweb_expect import ExpectedCrawl, expect, robots_violations
-from trawl.testing._testweb_log import RequestLog, RequestRecord
-from trawl.testing._testweb_model import Context, Options, Resource, Site, normal_url
-from trawl.testing._testweb_server import LOOPBACK, VirtualHostServer
+from trawl.testing.requestlog import RequestLog, RequestRecord
+from trawl.testing.vhost import LOOPBACK, VirtualHostServer
 
 __all__ = ["ExpectedCrawl", "RequestLog", "RequestRecord", "TestWeb"]
 

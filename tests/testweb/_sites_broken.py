@@ -16,8 +16,8 @@ from dataclasses import replace
 
 from aiohttp import web
 
-from trawl.testing._testweb_model import HTML, Context, Link, Resource, Site, document
-from trawl.testing._testweb_server import BrokenResponse
+from tests.testweb._model import HTML, Context, Link, Resource, Site, document
+from trawl.testing.vhost import BrokenResponse
 
 _MIB = 1024 * 1024
 

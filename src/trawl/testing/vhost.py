@@ -17,7 +17,7 @@ from collections.abc import Awaitable, Callable
 from aiohttp import web
 from aiohttp.web_protocol import RequestHandler
 
-from trawl.testing._testweb_log import RequestLog
+from trawl.testing.requestlog import RequestLog
 
 LOOPBACK = "127.0.0.1"
 

@@ -9,7 +9,7 @@ import json
 import random
 from dataclasses import replace
 
-from trawl.testing._testweb_model import (
+from tests.testweb._model import (
     ALLOW_ALL,
     Context,
     Directive,

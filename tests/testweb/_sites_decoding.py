@@ -23,7 +23,7 @@ import brotlicffi as brotli
 import zstandard
 from aiohttp import web
 
-from trawl.testing._testweb_model import HTML, Context, Page, Resource, Site, article_html, document
+from tests.testweb._model import HTML, Context, Page, Resource, Site, article_html, document
 
 _MIB = 1024 * 1024
 _BOMB_PREFIX = b"<!DOCTYPE html><html><body><p>"
