@@ -84,3 +84,25 @@ def test_queue_survives_restart_and_loses_uncommitted_puts(backend: Backend) -> 
     q.put(job(3))
     q = backend.restart(crash=False).parse_queue
     assert [j.fp for _, j in q.pending()] == [1, 3]
+
+
+def test_seqs_only_grow_even_after_the_queue_drained(backend: Backend) -> None:
+    """A reader in another process polls ``pending(after=last seq seen)``: a seq used
+    again after the queue emptied would hide that entry from it for good."""
+    q = backend.store().parse_queue
+    first = [q.put(job(n)) for n in range(3)]
+    for s in first:
+        q.ack(s)
+    backend.commit()
+    assert len(q) == 0
+    again = q.put(job(9))
+    assert again > max(first)
+    assert q.pending(after=max(first)) == [(again, job(9))]
+    q.ack(again)
+    backend.commit()
+    q = backend.restart(crash=False).parse_queue
+    later = q.put(job(10))
+    assert later > again
+    backend.commit()
+    q = backend.restart(crash=True).parse_queue  # the commit above kept ``later``
+    assert q.put(job(11)) > later

@@ -18,6 +18,7 @@ from trawl.storage.reasons import one_line
 @dataclass(slots=True)
 class QueueState:
     jobs: dict[int, str] = field(default_factory=dict)  # seq -> job as JSON, in seq order
+    last_seq: int = 0  # the largest seq ever given: seqs are never used again
 
 
 class MemoryPageStore:
@@ -84,9 +85,7 @@ class MemoryParseQueue:
         self._s = state
 
     def put(self, job: ParseJob) -> int:
-        # One past the largest seq present, as SQLite numbers an INTEGER PRIMARY KEY
-        # (seqs only grow, so the dict's last key is the largest).
-        seq = next(reversed(self._s.jobs), 0) + 1
+        self._s.last_seq = seq = self._s.last_seq + 1
         self._s.jobs[seq] = job.dump().decode()
         return seq
 

@@ -38,7 +38,7 @@ class MemoryState:
             self.frontier.copy(),
             dict(self.pages),
             dict(self.fetches),
-            QueueState(dict(self.parse_queue.jobs)),
+            QueueState(dict(self.parse_queue.jobs), self.parse_queue.last_seq),
             dict(self.counters),
             dict(self.robots),
             dict(self.origin_files),

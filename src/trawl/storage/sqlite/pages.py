@@ -146,19 +146,37 @@ class SqlitePageStore:
         )
 
 
+_LAST_SEQ = "parse_queue.last_seq"
+
+
 class SqliteParseQueue:
-    """The durable queue between fetch and parse: a row per stored, unparsed page."""
+    """The durable queue between fetch and parse: a row per stored, unparsed page.
+
+    Seqs are never used again, even once the queue has drained (an INTEGER PRIMARY KEY
+    would number from the largest row left): the largest one given is kept in meta,
+    written in the commit that keeps the rows.
+    """
 
     def __init__(self, db: Database) -> None:
+        self._db = db
         self._c = db.conn
+        top = self._c.execute("SELECT max(seq) FROM parse_queue").fetchone()[0]
+        self._last = max(int(db.get_meta(_LAST_SEQ) or 0), int(top or 0))
+        self._saved = self._last
+        db.before_commit(self._flush)
+
+    def _flush(self) -> None:
+        if self._last != self._saved:
+            self._db.set_meta(_LAST_SEQ, str(self._last))
+            self._saved = self._last
 
     def put(self, job: ParseJob) -> int:
-        cur = self._c.execute(
-            "INSERT INTO parse_queue(host, fp, job) VALUES(?,?,?)",
-            (job.host, job.fp, job.dump().decode()),
+        self._last += 1
+        self._c.execute(
+            "INSERT INTO parse_queue(seq, host, fp, job) VALUES(?,?,?,?)",
+            (self._last, job.host, job.fp, job.dump().decode()),
         )
-        assert cur.lastrowid is not None
-        return cur.lastrowid
+        return self._last
 
     def pending(self, *, after: int = 0, limit: int = 1000) -> list[tuple[int, ParseJob]]:
         rows = self._c.execute(
