@@ -47,10 +47,8 @@ from trawl.index.schema import index_exists
 from trawl.index.writer import CommittedTexts
 from trawl.models import Location
 from trawl.storage.base import PageRecord
-from trawl.storage.local import LocalBlobStore
-from trawl.storage.local.segments import SegmentLog
-from trawl.storage.sqlite.db import Database
-from trawl.storage.sqlite.pages import SqlitePageStore
+from trawl.storage.blobs import TEXT_LOG
+from trawl.storage.open import open_blobs, open_store
 from trawl.testing._sample_site import distinctive_phrase
 from trawl.testing._sample_text import text_generator, vocabulary
 
@@ -87,17 +85,11 @@ def generate(
 ) -> tuple[list[tuple[str, str, str]], float]:
     """Write ``pages`` text records and page rows; returns (url, text, phrase) samples."""
     g = text_generator(11)
-    db = Database(data / "state.db", synchronous="OFF")
-    log = SegmentLog(
-        data / "text",
-        prefix="trawl",
-        suffix=".jsonl.gz",
-        max_bytes=1 << 30,
-        committed=None,
-        fsync=False,
+    store, blobs = open_store(data), open_blobs(data, fsync=False)
+    log = blobs.open_writer(
+        TEXT_LOG, committed=store.committed_logs().get(TEXT_LOG.name), max_bytes=1 << 30
     )
     texts = TextStore(log)
-    store = SqlitePageStore(db)
     samples: list[tuple[str, str, str]] = []
     size = 0
     started = time.perf_counter()
@@ -130,7 +122,7 @@ def generate(
                 "provenance": {},
             }
         )
-        store.add(
+        store.pages.add(
             PageRecord(
                 content_hash=key,
                 url=url,
@@ -146,11 +138,10 @@ def generate(
         if n % SAMPLE_EVERY == 0:
             samples.append((url, text, phrase))
         if n % 10_000 == 0:
-            db.commit()
-    log.sync()
-    db.commit()
+            store.commit({TEXT_LOG.name: log.sync()})
+    store.commit({TEXT_LOG.name: log.sync()})
     log.close()
-    db.close()
+    store.close()
     took = time.perf_counter() - started
     stored = sum(f.stat().st_size for f in (data / "text").iterdir())
     print(
@@ -163,19 +154,18 @@ def generate(
 
 
 def index(data: Path) -> None:
-    db = Database(data / "state.db", synchronous="OFF")
-    store = SqlitePageStore(db)
-    texts = CommittedTexts(LocalBlobStore(data))
+    store = open_store(data)
+    texts = CommittedTexts(open_blobs(data))
     indexer = Indexer(data / "index")
     cpu0, t0 = _cpu(), time.perf_counter()
     n = 0
-    while taken := indexer.index_pending(store, texts, limit=500):
+    while taken := indexer.index_pending(store.pages, texts, limit=500):
         n += taken
-        db.commit()
+        store.commit()
     wall, cpu = time.perf_counter() - t0, _cpu() - cpu0
     indexer.close()
     merged = time.perf_counter() - t0
-    db.close()
+    store.close()
     disk = sum(f.stat().st_size for f in (data / "index").rglob("*") if f.is_file())
     print(
         f"indexed {n:,} pages in {wall:.1f} s wall, {cpu:.1f} CPU-s: "

@@ -1,6 +1,7 @@
 """Corpora for the index tests, written as a crawl writes them (text records in a
-``TextStore``, rows in the SQLite pages table) and indexed through the crawl's own
-path (``Indexer.index_pending``); and a check of that path itself."""
+``TextStore`` on the crawl's blobs, rows in its page store, both opened as a crawl
+opens them) and indexed through the crawl's own path (``Indexer.index_pending``);
+and a check of that path itself."""
 
 from __future__ import annotations
 
@@ -15,10 +16,9 @@ from trawl.index import Indexer, Searcher
 from trawl.index.writer import CommittedTexts, IndexDoc
 from trawl.models import Location, Position
 from trawl.storage.base import PageRecord
-from trawl.storage.local import LocalBlobStore
+from trawl.storage.blobs import TEXT_LOG
 from trawl.storage.local.segments import SegmentLog
-from trawl.storage.sqlite.db import Database
-from trawl.storage.sqlite.pages import SqlitePageStore
+from trawl.storage.open import open_blobs, open_store
 from trawl.testing._sample_site import distinctive_phrase
 from trawl.testing._sample_text import text_generator
 
@@ -39,16 +39,11 @@ class Page:
 def write_pages(data: Path, pages: Iterable[Page]) -> int:
     """Store ``pages`` in ``data`` as a crawl does; returns the UTF-8 bytes of their
     titles and texts (what the index indexes)."""
-    db = Database(data / "state.db", synchronous="OFF")
-    log = SegmentLog(
-        data / "text",
-        prefix="trawl",
-        suffix=".jsonl.gz",
-        max_bytes=1 << 30,
-        committed=None,
-        fsync=False,
+    store, blobs = open_store(data), open_blobs(data, fsync=False)
+    log = blobs.open_writer(
+        TEXT_LOG, committed=store.committed_logs().get(TEXT_LOG.name), max_bytes=1 << 30
     )
-    texts, store = TextStore(log), SqlitePageStore(db)
+    texts = TextStore(log)
     size = 0
     for n, page in enumerate(pages):
         key = f"{n:032x}"
@@ -64,7 +59,7 @@ def write_pages(data: Path, pages: Iterable[Page]) -> int:
                 "provenance": {},
             }
         )
-        store.add(
+        store.pages.add(
             PageRecord(
                 content_hash=key,
                 url=page.url,
@@ -78,26 +73,25 @@ def write_pages(data: Path, pages: Iterable[Page]) -> int:
             )
         )
         size += len(page.title.encode()) + len(page.text.encode())
-    log.sync()
-    db.commit()
+    store.commit({TEXT_LOG.name: log.sync()})
     log.close()
-    db.close()
+    store.close()
     return size
 
 
 def index_all(data: Path, *, batch: int = 500) -> int:
     """Index every stored page in batches, as ``trawl index`` does; returns how many."""
-    db = Database(data / "state.db", synchronous="OFF")
+    store = open_store(data)
     indexer = Indexer(data / "index")
-    pages, texts = SqlitePageStore(db), CommittedTexts(LocalBlobStore(data))
+    texts = CommittedTexts(open_blobs(data))
     done = 0
     try:
-        while n := indexer.index_pending(pages, texts, limit=batch):
-            db.commit()
+        while n := indexer.index_pending(store.pages, texts, limit=batch):
+            store.commit()
             done += n
     finally:
         indexer.close()
-        db.close()
+        store.close()
     return done
 
 
