@@ -31,6 +31,7 @@ _LAZY = {
     "fingerprint": "trawl.urls",
     "host_key": "trawl.urls",
     "RobotsRules": "trawl.fetch.robots",
+    "Role": "trawl.roles",
     "rules_for_fetch": "trawl.fetch.robots",
     "AddressGuard": "trawl.fetch.address",
     "Extraction": "trawl.parse.extract",
@@ -57,6 +58,7 @@ __all__ = [
     "ParsedPage",
     "QueryError",
     "RobotsRules",
+    "Role",
     "SearchResults",
     "Searcher",
     "Snapshot",
@@ -87,6 +89,7 @@ if TYPE_CHECKING:
     from trawl.parse.extract import Extraction, extract
     from trawl.parse.page import ParsedPage, parse_page
     from trawl.records import CrawlSummary, Snapshot
+    from trawl.roles import Role
     from trawl.stats import read_stats, url_states
     from trawl.urls import fingerprint, host_key, join, normalize
 

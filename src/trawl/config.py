@@ -11,9 +11,11 @@ import os
 import re
 import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Literal
+
+import orjson
 
 from trawl._version import __version__
 from trawl.errors import ConfigError
@@ -431,3 +433,12 @@ def load_config(
         return CrawlConfig(**{k: _coerce(k, v) for k, v in merged.items()})
     except TypeError as exc:
         raise ConfigError(str(exc)) from exc
+
+
+def config_json(config: CrawlConfig) -> str:
+    """The config as JSON (stored in the data directory so ``--resume`` can reuse it)."""
+    data = asdict(config)
+    data["data_dir"] = str(config.data_dir)
+    data["allow_networks"] = [str(n) for n in config.allow_networks]
+    data["resolve"] = dict(config.resolve)
+    return orjson.dumps(data).decode()

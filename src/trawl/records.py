@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+
+from trawl.models import UrlStatus
 
 __all__ = ["CrawlSummary", "Snapshot"]
 
@@ -29,6 +32,41 @@ class Snapshot:
     hosts_ready: int
     hosts_waiting: int
     parse_backlog: int
+
+    @classmethod
+    def of(
+        cls,
+        counts: Mapping[UrlStatus, int],
+        counters: Mapping[str, int],
+        *,
+        elapsed: float,
+        pages_per_second: float,
+        bytes: int,
+        hosts_ready: int,
+        hosts_waiting: int,
+        parse_backlog: int,
+    ) -> Snapshot:
+        """From the frontier's URL counts and the crawl's counters."""
+        return cls(
+            elapsed=elapsed,
+            known=sum(counts.values()),
+            queued=counts[UrlStatus.QUEUED],
+            in_flight=counts[UrlStatus.IN_FLIGHT],
+            waiting=counts[UrlStatus.WAITING],
+            fetched=counts[UrlStatus.FETCHED] + counts[UrlStatus.PARSED],
+            parsed=counts[UrlStatus.PARSED],
+            failed=counts[UrlStatus.FAILED],
+            skipped=counts[UrlStatus.SKIPPED],
+            redirected=counts[UrlStatus.REDIRECTED],
+            documents=counters.get("parse:stored", 0),
+            duplicates=counters.get("parse:duplicate", 0),
+            pages_per_second=pages_per_second,
+            bytes=bytes,
+            errors=sum(v for k, v in counters.items() if k.startswith("error:")),
+            hosts_ready=hosts_ready,
+            hosts_waiting=hosts_waiting,
+            parse_backlog=parse_backlog,
+        )
 
 
 @dataclass(frozen=True, slots=True)

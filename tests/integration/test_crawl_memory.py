@@ -4,15 +4,19 @@ client. What the storage seam promises: the crawl does not know where it keeps t
 from __future__ import annotations
 
 import asyncio
+import random
 from pathlib import Path
+from typing import Any
 
 from trawl.archive.textstore import decode_record
 from trawl.archive.warc import read_response
 from trawl.config import CrawlConfig
 from trawl.crawl import Crawl
+from trawl.fetch.http import FetchResponse
 from trawl.models import Location, UrlStatus
 from trawl.storage.blobs import TEXT_LOG, WARC_LOG
 from trawl.storage.memory import MemoryBlobStore, MemoryCrawlStore
+from trawl.testing import FakeClock
 from trawl.testing.fakeclient import FakeClient, FakePage
 
 WORDS = "The river bends slowly past the old mill where the miller kept his records. "
@@ -85,3 +89,45 @@ def test_a_whole_crawl_on_memory_stores_and_a_fake_client(tmp_path: Path) -> Non
         blobs.read_range(TEXT_LOG, TEXT_LOG.segment(1), 0, None)
     )
     assert isinstance(pages[0].warc, Location)
+
+
+def test_max_duration_is_measured_on_the_injected_clock(tmp_path: Path) -> None:
+    """Each response takes 30 s of fake time: a 100 s crawl stops after a few pages,
+    at once in real time, whatever the wall clock did."""
+    clock = FakeClock()
+
+    def page(i: int) -> FakePage:  # distinct text: a near-duplicate's links are not followed
+        words = random.Random(i).choices(WORDS.split(), k=300)
+        return FakePage.html(f"<title>{i}</title><p>{' '.join(words)}</p><a href='/{i + 1}'>n</a>")
+
+    pages = {f"https://slow.example/{i}": page(i) for i in range(50)}
+
+    class SlowClient(FakeClient):
+        async def get(self, url: str, **kw: Any) -> FetchResponse:
+            clock.advance(30.0)
+            return await super().get(url, **kw)
+
+    client = SlowClient(pages, clock=clock)
+    config = CrawlConfig(
+        data_dir=tmp_path,
+        seeds=("https://slow.example/0",),
+        delay=0.0,
+        parse_workers=0,
+        commit_interval=0.05,
+        fsync=False,
+        min_free_space=0,
+        max_duration=100.0,
+    )
+
+    async def go() -> str:
+        crawl = Crawl(
+            config, store=MemoryCrawlStore(), blobs=MemoryBlobStore(), client=client, clock=clock
+        )
+        try:
+            return (await asyncio.wait_for(crawl.run(), 20)).stopped
+        finally:
+            crawl.close()
+
+    assert asyncio.run(go()) == "max duration"
+    # robots.txt and pages at 30 s each: the loop saw 100 s pass after the 4th request.
+    assert 3 <= len(client.requests) <= 6

@@ -19,6 +19,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "trawl.clock",
         "trawl.models",
         "trawl.jobs",
+        "trawl.roles",
         "trawl.urls",
         "trawl.logs",
     ),
@@ -30,6 +31,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("trawl.index",),
     (
         "trawl.crawl",
+        "trawl.wire",
         "trawl.records",
         "trawl.space",
         "trawl.telemetry",

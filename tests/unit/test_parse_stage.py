@@ -117,6 +117,7 @@ async def test_a_commit_between_chunks_then_a_crash_loses_no_link(tmp_path: Path
     crawl.store.close(commit=False)  # as kill -9 would leave it
     for log in (crawl.warc_log, crawl.text_log, crawl.events_log):
         log.close()
+    assert crawl.indexing is not None
     crawl.indexing.close()
 
     again = _crawl(data)

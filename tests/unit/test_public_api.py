@@ -14,6 +14,7 @@ PUBLIC = [
     "ParsedPage",
     "QueryError",
     "RobotsRules",
+    "Role",
     "SearchResults",
     "Searcher",
     "Snapshot",

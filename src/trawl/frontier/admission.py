@@ -52,6 +52,19 @@ class Admission:
     def scope(self) -> ScopeFilter:
         return self._scope
 
+    def seed(self, raw: Iterable[str], *, now: float) -> tuple[AddResult, list[str]]:
+        """Admit seed URLs, their hosts into the scope; also ``URL: reason`` per bad seed."""
+        candidates, errors = [], []
+        for line in raw:
+            try:
+                url = urls.normalize(line.strip(), strip_tracking=self._strip)
+            except UrlError as exc:
+                errors.append(f"{line}: {exc.reason}")
+                continue
+            self._scope.add_host(urls.host_key(url))
+            candidates.append(Candidate(url, depth=0))
+        return self.offer(candidates, now=now), errors
+
     def offer(
         self, candidates: Iterable[Candidate], *, now: float, normalised: bool = True
     ) -> AddResult:

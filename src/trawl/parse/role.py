@@ -1,9 +1,10 @@
 """The parse role in the crawl process: stored pages in, their outcomes applied.
 
-Pages come from the fetch role in memory (``submit``: the body is still at hand) or,
-after a crash, from the durable parse queue (``recover``: the body is read back from
-its WARC record). Each is parsed in a worker process (``parse/page.py``, pure), then
-applied by the ``ParseStage``, which acknowledges it in the store's next commit.
+Pages come from the fetch role in memory (``submit``: the body is still at hand) or
+from the durable parse queue (the body read back from its committed WARC record):
+after a crash, and always when the fetch role runs in another process (``poll``).
+Each is parsed in a worker process (``parse/page.py``, pure), then applied by the
+``ParseStage``, which acknowledges it in the store's next commit.
 A worker that dies is replaced and its page tried once more.
 """
 
@@ -23,9 +24,10 @@ from trawl.fetch.http import decode_content
 from trawl.fetch.stage import ParseTask
 from trawl.frontier.admission import CounterSink
 from trawl.jobs import ParseJob
+from trawl.models import Location
 from trawl.parse.page import PageInput, ParsedPage, ParseOptions, parse_page
 from trawl.parse.stage import ParseStage
-from trawl.storage.blobs import SegmentWriter
+from trawl.storage.base import ParseQueue
 
 __all__ = ["ParseRole"]
 
@@ -51,7 +53,7 @@ class ParseRole:
         stage: ParseStage,
         options: ParseOptions,
         workers: int,
-        warc: SegmentWriter,
+        read_warc: Callable[[Location], bytes],
         max_body_bytes: int,
         counters: CounterSink,
         on_done: Callable[[], None],
@@ -64,7 +66,7 @@ class ParseRole:
         self._stage = stage
         self._options = options
         self._workers = workers
-        self._warc = warc
+        self._read_warc = read_warc
         self._max_body = max_body_bytes
         self._count = counters
         self._on_done = on_done
@@ -74,6 +76,7 @@ class ParseRole:
         self._pool: Executor | None = None
         self.tasks: set[asyncio.Task[None]] = set()
         self.recovering: list[tuple[int, ParseJob]] = []
+        self._last_seq = 0  # the newest queue entry taken up
 
     @property
     def backlog(self) -> int:
@@ -82,7 +85,17 @@ class ParseRole:
     def start(self, pending: list[tuple[int, ParseJob]]) -> None:
         """Start the workers; ``pending`` are the queue's entries left by an earlier run."""
         self.recovering = list(pending)
+        self._last_seq = max((seq for seq, _ in pending), default=0)
         self._pool = self._make_pool()
+
+    def poll(self, queue: ParseQueue, cap: int) -> None:
+        """Take up entries another process's fetch role committed since the last poll."""
+        room = cap - self.backlog
+        if room > 0:
+            fresh = queue.pending(after=self._last_seq, limit=room)
+            if fresh:
+                self._last_seq = fresh[-1][0]
+                self.recovering.extend(fresh)
 
     def feed(self, cap: int) -> None:
         """Take recovered pages up while fewer than ``cap`` parses are under way."""
@@ -91,6 +104,20 @@ class ParseRole:
 
     def submit(self, task: ParseTask) -> None:
         self._track(self._parse(task))
+
+    async def finish(self, grace: float) -> None:
+        """Let parses under way end within ``grace`` seconds (0: none); cancel the rest
+        (their queue entries stay, so they are parsed again at the next start)."""
+        if self.tasks and grace:
+            await asyncio.wait(list(self.tasks), timeout=grace)
+        await self.drop()
+
+    async def drop(self) -> None:
+        """Cancel every parse under way."""
+        tasks = list(self.tasks)
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
 
     def shutdown(self, *, wait: bool) -> None:
         if self._pool is not None:
@@ -110,7 +137,7 @@ class ParseRole:
     def _recover(self, seq: int, job: ParseJob) -> None:
         """A page stored before a crash but not parsed: parse it from its WARC record."""
         try:
-            stored = read_response(self._warc.read(job.warc))
+            stored = read_response(self._read_warc(job.warc))
             coding = next((v for k, v in stored.headers if k.lower() == "content-encoding"), None)
             body, _ = decode_content(stored.body, coding, self._max_body)
         except Exception as exc:

@@ -6,8 +6,10 @@ object-storage URL join here later, and every caller keeps asking this module.
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 
+from trawl.errors import DiskFullError, as_disk_full
 from trawl.storage.base import CrawlReader, CrawlStore
 from trawl.storage.blobs import BlobStore
 from trawl.storage.local.blobs import LocalBlobStore
@@ -15,7 +17,15 @@ from trawl.storage.sqlite.db import lock_held
 from trawl.storage.sqlite.reader import STATE_FILE, SqliteCrawlReader
 from trawl.storage.sqlite.store import SqliteCrawlStore
 
-__all__ = ["has_crawl", "in_use", "open_blobs", "open_reader", "open_store", "state_path"]
+__all__ = [
+    "disk_full_of",
+    "has_crawl",
+    "in_use",
+    "open_blobs",
+    "open_reader",
+    "open_store",
+    "state_path",
+]
 
 
 def has_crawl(data_dir: Path) -> bool:
@@ -50,3 +60,11 @@ def open_reader(data_dir: Path) -> CrawlReader:
 def open_blobs(data_dir: Path, *, fsync: bool = True) -> BlobStore:
     """The crawl's WARC, text and event logs."""
     return LocalBlobStore(data_dir, fsync=fsync)
+
+
+def disk_full_of(exc: BaseException, data_dir: Path) -> DiskFullError | None:
+    """The full disk that ``exc`` is, if any, named by where it struck: a file's own
+    error names the file; the database's names nothing, so the state file is named."""
+    chain = (exc, exc.__cause__, exc.__context__)
+    db_error = any(isinstance(e, sqlite3.Error) for e in chain)
+    return as_disk_full(exc, state_path(data_dir) if db_error else data_dir)

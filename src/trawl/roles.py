@@ -1,0 +1,20 @@
+"""The roles a crawl process can take: fetching, parsing, or both (the default).
+
+Every role works through the same ``CrawlStore``; what one role hands to another goes
+through the store (the frontier, the parse queue), so the roles may run in one
+process or in several over a store they share (the embedded default runs both in one).
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+__all__ = ["ALL_ROLES", "Role"]
+
+
+class Role(StrEnum):
+    FETCH = "fetch"  # leases in, responses stored (WARC) and queued for parsing
+    PARSE = "parse"  # queued pages in: text, dedup, links to the frontier, the index
+
+
+ALL_ROLES = frozenset(Role)
