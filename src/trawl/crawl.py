@@ -4,8 +4,8 @@ The fetch role (``fetch/role.py``) takes leases from the frontier, one per host 
 time, and stores responses; the parse role (``parse/role.py``) turns stored pages into
 text, dedup decisions and links; a group commit every ``commit_interval`` seconds
 acknowledges work together with its outputs, so a kill -9 at any moment loses nothing.
-A process runs both roles (the default) or one, the other's work then coming through
-the store. ``wire.py`` builds each stage from the config.
+A process runs both roles (the default) or one, the other's work coming through the
+store; ``wire.py`` builds each stage from the config.
 """
 
 from __future__ import annotations
@@ -37,11 +37,9 @@ from trawl.roles import ALL_ROLES, Role
 from trawl.space import SpaceGuard
 from trawl.stats import RateWindow
 from trawl.storage.base import CrawlStore
-from trawl.storage.blobs import EVENT_LOG, TEXT_LOG, WARC_LOG, BlobStore, LogSpec, SegmentWriter
+from trawl.storage.blobs import EVENT_LOG, TEXT_LOG, WARC_LOG, BlobStore, LogWriters
 from trawl.storage.open import disk_full_of, open_blobs, open_store
 from trawl.telemetry import Telemetry
-
-_EVENTS_MAX_BYTES = 64 * 1024 * 1024
 
 
 class Crawl:
@@ -57,19 +55,22 @@ class Crawl:
         blobs: BlobStore | None = None,
         client: Client | None = None,
         roles: Collection[Role] = ALL_ROLES,
+        writer: str = "",
     ) -> None:
         """``store``, ``blobs`` and ``client`` default to the data directory's SQLite
         store and files and a real HTTP client; tests and other deployments pass theirs.
-        ``roles`` are what this process does; the others' work comes through the store."""
+        ``roles`` are what this process does; the others' work comes through the store.
+        ``writer`` names this process's own segments of each log when many processes
+        write one crawl (a fleet's workers); "" is the one writer of a data directory."""
         if not roles:
             raise ValueError("a crawl process needs at least one role")
         self.config = config
         self.clock = clock or SystemClock()
         self.roles = frozenset(roles)
+        self.writer = writer
         # Latency histograms and per-host tallies for the service (None: not kept).
         self.telemetry = telemetry
         self._wake = asyncio.Event()
-        self._logs: dict[str, SegmentWriter] = {}  # the logs this process writes
         self._client = client
         # What stopped the run for want of space (a failed write, or the reserve).
         self.disk_full: DiskFullError | None = None
@@ -80,6 +81,10 @@ class Crawl:
             self._space = SpaceGuard(config.data_dir, config.min_free_space)
             if (low := self._space.check()) is not None:
                 raise low
+            # The blobs before the store: a store open is the last thing that can fail.
+            self.blobs = (
+                blobs if blobs is not None else open_blobs(config.data_dir, fsync=config.fsync)
+            )
             self.store = (
                 store
                 if store is not None
@@ -94,13 +99,16 @@ class Crawl:
             if full is None:
                 raise
             raise full from exc
+        self.logs = LogWriters(self.blobs, self.store.committed_logs(), writer)
         try:
-            self._build(blobs)
+            self._build()
         except BaseException as exc:
-            for log in self._logs.values():
-                log.abandon()
+            self.logs.abandon()
             self.store.close(commit=False)
-            if isinstance(exc, Exception) and (full := self._as_disk_full(exc)) is not None:
+            if (
+                isinstance(exc, Exception)
+                and (full := disk_full_of(exc, config.data_dir)) is not None
+            ):
                 raise full from exc
             raise
         self._stopping = False
@@ -111,16 +119,8 @@ class Crawl:
         self._rate = RateWindow()
         self.seed_errors: list[str] = []
 
-    def _open_log(self, spec: LogSpec, max_bytes: int) -> SegmentWriter:
-        log = self.blobs.open_writer(
-            spec, committed=self.store.committed_logs().get(spec.name), max_bytes=max_bytes
-        )
-        self._logs[spec.name] = log
-        return log
-
-    def _build(self, blobs: BlobStore | None) -> None:
+    def _build(self) -> None:
         c, store, clock = self.config, self.store, self.clock
-        self.blobs = blobs if blobs is not None else open_blobs(c.data_dir, fsync=c.fsync)
         self.frontier = store.frontier
         self.counters = store.counters
         self.pages = store.pages
@@ -144,7 +144,7 @@ class Crawl:
 
     def _build_fetch(self) -> FetchRole:
         c, store, clock = self.config, self.store, self.clock
-        self.warc_log = self._open_log(WARC_LOG, c.warc_max_bytes)
+        self.warc_log = self.logs.open(WARC_LOG, c.warc_max_bytes)
         if self._client is None:
             self._client, self.dns = wire.http_client(c, clock)
         self.client: Client = self._client
@@ -172,9 +172,10 @@ class Crawl:
 
     def _build_parse(self) -> ParseRole:
         c, store, clock = self.config, self.store, self.clock
-        self.text_log = self._open_log(TEXT_LOG, c.text_max_bytes)
-        self.events_log = self._open_log(EVENT_LOG, _EVENTS_MAX_BYTES)
-        self.events = EventLog(self.events_log, next_id=int(store.meta.get("events.next_id") or 1))
+        self.text_log = self.logs.open(TEXT_LOG, c.text_max_bytes)
+        self.events_log = self.logs.open(EVENT_LOG, 64 << 20)
+        self._events_key = "events.next_id" + (f"@{self.writer}" if self.writer else "")
+        self.events = EventLog(self.events_log, next_id=int(store.meta.get(self._events_key) or 1))
         self.texts = TextStore(self.text_log)
         hasher = MinHasher() if c.near_duplicates else None
         self.parser = wire.parse_stage(
@@ -222,9 +223,9 @@ class Crawl:
         is on disk; then let the index take the pages it made durable."""
         meta = self.store.meta
         if self.parsing is not None:
-            meta.set("events.next_id", str(self.events.next_id))
+            meta.set(self._events_key, str(self.events.next_id))
         meta.set("scope.hosts", orjson.dumps(sorted(self.scope.hosts)).decode())
-        self.store.commit({name: log.sync() for name, log in self._logs.items()})
+        self.store.commit(self.logs.sync())
         if indexing and self.indexing is not None:
             self.indexing.after_commit()
 
@@ -255,9 +256,6 @@ class Crawl:
 
     # -- a full disk -------------------------------------------------------------------
 
-    def _as_disk_full(self, exc: Exception) -> DiskFullError | None:
-        return disk_full_of(exc, self.config.data_dir)
-
     def _stop_for(self, full: DiskFullError) -> None:
         """A write found the disk full: stop at once and write nothing more, not even
         a last commit. What was written since the last commit is redone on resume,
@@ -271,7 +269,7 @@ class Crawl:
     def _full_disk(self, exc: Exception) -> bool:
         """True if ``exc`` is a full disk, or comes after one: the caller gives up
         its work instead of recording anything. Other errors are the caller's."""
-        full = self._as_disk_full(exc)
+        full = disk_full_of(exc, self.config.data_dir)
         if full is not None:
             self._stop_for(full)
         return self._write_failed
@@ -321,8 +319,7 @@ class Crawl:
                 finally:
                     committer.cancel()
         except BaseExceptionGroup as group_error:
-            first = group_error.exceptions[0]
-            raise first from None
+            raise group_error.exceptions[0] from None
 
     def _in_flight(self) -> int:
         return 0 if self.fetching is None else self.fetching.in_flight
@@ -455,8 +452,7 @@ class Crawl:
                 if self.indexing is not None:
                     self.indexing.close()
                 self.commit(indexing=False)
-                for log in self._logs.values():
-                    log.close()
+                self.logs.close()
                 self.store.close(commit=False)
                 return
             except Exception as exc:
@@ -464,8 +460,7 @@ class Crawl:
                     raise
         if self.indexing is not None:
             self.indexing.close(abandon=True)
-        for log in self._logs.values():
-            log.abandon()
+        self.logs.abandon()
         self.store.close(commit=False)
 
     # -- progress ----------------------------------------------------------------------
@@ -489,8 +484,8 @@ class Crawl:
             stopped=stopped,
             snapshot=self.snapshot(),
             data_dir=str(self.config.data_dir),
-            warc_files=tuple(self.blobs.locate(WARC_LOG, s) for s in self.blobs.segments(WARC_LOG)),
-            text_files=tuple(self.blobs.locate(TEXT_LOG, s) for s in self.blobs.segments(TEXT_LOG)),
+            warc_files=self.logs.files(WARC_LOG),
+            text_files=self.logs.files(TEXT_LOG),
             seed_errors=tuple(self.seed_errors),
             counters=self.counters.all(),
         )

@@ -171,3 +171,54 @@ def test_segment_names() -> None:
         "../trawl-00001.warc.gz",
     ):
         assert spec.index_of(bad) is None
+
+
+def test_many_writers_of_one_log_at_once(blobs: BlobStore) -> None:
+    """A fleet's workers write one log side by side: each its own segments and its own
+    committed end; every record is read through the plain log by its location."""
+    a_spec, b_spec = WARC_LOG.for_writer("w1"), WARC_LOG.for_writer("w2")
+    a = blobs.open_writer(a_spec, committed=None, max_bytes=10)
+    b = blobs.open_writer(b_spec, committed=None, max_bytes=10)
+    la = [a.append(b"a" * 6) for _ in range(3)]
+    lb = [b.append(b"b" * 6) for _ in range(2)]
+    assert la[0].file == "trawl-w1-00001.warc.gz" and lb[0].file == "trawl-w2-00001.warc.gz"
+    a_end, b_end = a.sync(), b.sync()
+    assert (a_end, b_end) == (Position(3, 6), Position(2, 6))
+    for loc in la:
+        assert blobs.read(WARC_LOG, loc) == b"a" * 6
+    for loc in lb:
+        assert blobs.read(WARC_LOG, loc) == b"b" * 6
+    assert blobs.segments(a_spec) == [a_spec.segment(i) for i in (1, 2, 3)]
+    assert blobs.segments(b_spec) == [b_spec.segment(i) for i in (1, 2)]
+    assert blobs.segments(WARC_LOG) == []  # the plain log's own writer wrote nothing
+    late = a.append(b"never committed")  # written, never committed: a crash follows
+    a.close()
+    b.close()
+    # A writer reopened at its committed end cuts only its own uncommitted tail.
+    again = blobs.open_writer(a_spec, committed=a_end, max_bytes=10)
+    assert again.append(b"c") == Location(a_spec.segment(3), 6, 1)
+    again.sync()
+    try:
+        got = blobs.read(WARC_LOG, late)
+    except (ValueError, FileNotFoundError):
+        got = b""
+    assert got != b"never committed"
+    for loc in lb:
+        assert blobs.read(WARC_LOG, loc) == b"b" * 6
+    again.close()
+
+
+def test_writer_segment_names() -> None:
+    spec = WARC_LOG.for_writer("host1.4242_ab")
+    assert spec.key == "warc@host1.4242_ab" and WARC_LOG.key == "warc"
+    assert spec.segment(7) == "trawl-host1.4242_ab-00007.warc.gz"
+    assert spec.index_of(spec.segment(7)) == 7
+    assert spec.index_of(WARC_LOG.segment(7)) is None
+    assert WARC_LOG.index_of(spec.segment(7)) is None
+    assert WARC_LOG.owner_of(spec.segment(7)) == spec
+    assert WARC_LOG.owner_of(WARC_LOG.segment(7)) == WARC_LOG
+    for bad in ("trawl-a/b-00001.warc.gz", "trawl--00001.warc.gz", "x-w-00001.warc.gz"):
+        assert WARC_LOG.owner_of(bad) is None
+    for writer in ("", "a/b", "a-b", "../x"):
+        with pytest.raises(ValueError, match="writer id"):
+            WARC_LOG.for_writer(writer)

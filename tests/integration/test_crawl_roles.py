@@ -117,14 +117,22 @@ def test_fetch_and_parse_roles_at_once_over_one_store(tmp_path: Path) -> None:
     client = FakeClient(_web())
 
     async def go() -> tuple[str, str]:
+        # Each writes its own segments of the logs, as a fleet's workers do.
         fetcher = Crawl(
-            _config(tmp_path / "f"), store=store, blobs=blobs, client=client, roles={Role.FETCH}
+            _config(tmp_path / "f"),
+            store=store,
+            blobs=blobs,
+            client=client,
+            roles={Role.FETCH},
+            writer="f1",
         )
-        parser = Crawl(_config(tmp_path / "p"), store=store, blobs=blobs, roles={Role.PARSE})
+        parser = Crawl(
+            _config(tmp_path / "p"), store=store, blobs=blobs, roles={Role.PARSE}, writer="p1"
+        )
         # Each role writes only its own logs: WARC for the fetcher, text and events
         # for the parser.
-        assert set(fetcher._logs) == {WARC_LOG.name}
-        assert set(parser._logs) == {TEXT_LOG.name, "events"}
+        assert fetcher.logs.names == {WARC_LOG.name}
+        assert parser.logs.names == {TEXT_LOG.name, "events"}
         assert parser.fetching is None and fetcher.parsing is None
         try:
             done = await asyncio.wait_for(asyncio.gather(fetcher.run(), parser.run()), 60)
@@ -135,6 +143,8 @@ def test_fetch_and_parse_roles_at_once_over_one_store(tmp_path: Path) -> None:
 
     assert asyncio.run(go()) == ("done", "done")
     assert _outcome(store.reader(), blobs) == _combined(tmp_path)
+    assert set(store.committed_logs()) == {"warc@f1", "text@p1", "events@p1"}
+    assert {p.warc.file for p in store.reader().pages()} == {"trawl-f1-00001.warc.gz"}
     states = {u: s for u, s, _r in store.reader().url_states()}
     assert states["https://one.example/private/x"] is UrlStatus.SKIPPED
     assert states["https://two.example/q2"] is UrlStatus.PARSED

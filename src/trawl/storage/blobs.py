@@ -13,31 +13,78 @@ and ``MemoryBlobStore`` (``trawl.storage.memory``); both run tests/contract/test
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import BinaryIO, Protocol
 
 from trawl.models import Location, Position
 
-__all__ = ["EVENT_LOG", "LOGS", "TEXT_LOG", "WARC_LOG", "BlobStore", "LogSpec", "SegmentWriter"]
+__all__ = [
+    "EVENT_LOG",
+    "LOGS",
+    "TEXT_LOG",
+    "WARC_LOG",
+    "BlobStore",
+    "LogSpec",
+    "LogWriters",
+    "SegmentWriter",
+]
 
 
 @dataclass(frozen=True, slots=True)
 class LogSpec:
-    """One log of a crawl: its name (a folder or key prefix) and how segments are named."""
+    """One log of a crawl: its name (a folder or key prefix) and how segments are named.
+
+    A log written by many writers at once (a fleet's workers) gives each writer its own
+    segments, ``<prefix>-<writer>-NNNNN<suffix>`` in the same folder, and its own
+    committed end, kept under ``key`` (``name@writer``); a ``Location`` names its
+    segment, so records of every writer are read through the plain log.
+    """
 
     name: str
     prefix: str
     suffix: str
+    writer: str = ""
+
+    def for_writer(self, writer: str) -> LogSpec:
+        if not writer or not all(c.isalnum() or c in "._" for c in writer):
+            raise ValueError(f"a writer id is letters, digits, '.' and '_': {writer!r}")
+        return LogSpec(self.name, self.prefix, self.suffix, writer)
+
+    @property
+    def key(self) -> str:
+        """Where the store keeps this writer's committed end (``committed_logs``)."""
+        return f"{self.name}@{self.writer}" if self.writer else self.name
+
+    @property
+    def head(self) -> str:
+        """What this writer's segment names start with, before ``-NNNNN``."""
+        return f"{self.prefix}-{self.writer}" if self.writer else self.prefix
 
     def segment(self, index: int) -> str:
-        return f"{self.prefix}-{index:05d}{self.suffix}"
+        return f"{self.head}-{index:05d}{self.suffix}"
 
     def index_of(self, segment: str) -> int | None:
-        """The segment's number, or None if the name is not one of this log's."""
-        if not (segment.startswith(self.prefix + "-") and segment.endswith(self.suffix)):
+        """The segment's number, or None if the name is not one of this writer's."""
+        head = self.head + "-"
+        if not (segment.startswith(head) and segment.endswith(self.suffix)):
             return None
-        digits = segment[len(self.prefix) + 1 : len(segment) - len(self.suffix)]
+        digits = segment[len(head) : len(segment) - len(self.suffix)]
         return int(digits) if len(digits) >= 5 and digits.isdigit() else None
+
+    def owner_of(self, segment: str) -> LogSpec | None:
+        """The writer of this log whose segment ``segment`` is, or None if it is none's
+        (a name from a stored location is checked before it becomes a path or key)."""
+        plain = LogSpec(self.name, self.prefix, self.suffix)
+        if plain.index_of(segment) is not None:
+            return plain
+        rest = segment[len(self.prefix) + 1 :] if segment.startswith(self.prefix + "-") else ""
+        writer = rest.rpartition("-")[0]
+        if writer and all(c.isalnum() or c in "._" for c in writer):
+            owner = plain.for_writer(writer)
+            if owner.index_of(segment) is not None:
+                return owner
+        return None
 
 
 WARC_LOG = LogSpec("warc", "trawl", ".warc.gz")
@@ -119,3 +166,49 @@ class BlobStore(Protocol):
     def locate(self, spec: LogSpec, segment: str) -> str:
         """Where a person finds the segment (a path, a URL)."""
         ...
+
+
+class LogWriters:
+    """The logs one process writes, as one writer (``writer``; "" when it is the only one).
+
+    Opened at the ends the store committed; ``sync`` returns the ends to commit next.
+    """
+
+    def __init__(self, blobs: BlobStore, committed: Mapping[str, Position], writer: str) -> None:
+        self._blobs = blobs
+        self._committed = dict(committed)
+        self._writer = writer
+        self._open: dict[str, tuple[LogSpec, SegmentWriter]] = {}  # by log name
+
+    def spec(self, log: LogSpec) -> LogSpec:
+        """This writer's spec of ``log``."""
+        return log.for_writer(self._writer) if self._writer else log
+
+    def open(self, log: LogSpec, max_bytes: int) -> SegmentWriter:
+        spec = self.spec(log)
+        w = self._blobs.open_writer(
+            spec, committed=self._committed.get(spec.key), max_bytes=max_bytes
+        )
+        self._open[log.name] = (spec, w)
+        return w
+
+    @property
+    def names(self) -> set[str]:
+        return set(self._open)
+
+    def sync(self) -> dict[str, Position]:
+        """Every log made durable; the ends to commit, by ``LogSpec.key``."""
+        return {spec.key: w.sync() for spec, w in self._open.values()}
+
+    def files(self, log: LogSpec) -> tuple[str, ...]:
+        """Where this writer's segments of ``log`` are."""
+        spec = self.spec(log)
+        return tuple(self._blobs.locate(spec, s) for s in self._blobs.segments(spec))
+
+    def close(self) -> None:
+        for _, w in self._open.values():
+            w.close()
+
+    def abandon(self) -> None:
+        for _, w in self._open.values():
+            w.abandon()

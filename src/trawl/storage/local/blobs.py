@@ -1,4 +1,7 @@
-"""``BlobStore`` on local files: ``<root>/<log name>/<segment>``, written by ``SegmentLog``."""
+"""``BlobStore`` on local files: ``<root>/<log name>/<segment>``, written by ``SegmentLog``.
+
+Every writer of a log (``LogSpec.for_writer``) has its own segment names in the folder.
+"""
 
 from __future__ import annotations
 
@@ -26,7 +29,7 @@ class LocalBlobStore:
     ) -> SegmentLog:
         return SegmentLog(
             self.directory(spec),
-            prefix=spec.prefix,
+            prefix=spec.head,
             suffix=spec.suffix,
             max_bytes=max_bytes,
             committed=committed,
@@ -73,7 +76,7 @@ class LocalBlobStore:
 
     def _path(self, spec: LogSpec, segment: str) -> Path:
         # Names come from stored locations: never let one leave the log's folder.
-        if spec.index_of(segment) is None:
+        if spec.owner_of(segment) is None:
             raise ValueError(f"not a segment of the {spec.name} log: {segment!r}")
         return self.directory(spec) / segment
 

@@ -82,19 +82,21 @@ class MemoryBlobStore:
     def open_writer(
         self, spec: LogSpec, *, committed: Position | None, max_bytes: int
     ) -> MemorySegmentWriter:
-        writer = MemorySegmentWriter(self._logs.setdefault(spec.name, {}), spec, max_bytes)
+        writer = MemorySegmentWriter(self._logs.setdefault(spec.key, {}), spec, max_bytes)
         writer._recover(committed or Position(1, 0))
         return writer
 
     def segments(self, spec: LogSpec) -> list[str]:
-        return [spec.segment(i) for i in sorted(self._logs.get(spec.name, {}))]
+        return [spec.segment(i) for i in sorted(self._logs.get(spec.key, {}))]
 
     def read(self, spec: LogSpec, location: Location) -> bytes:
-        return _read(self._logs.get(spec.name, {}), spec, location)
+        owner = spec.owner_of(location.file) or spec
+        return _read(self._logs.get(owner.key, {}), owner, location)
 
     def read_range(self, spec: LogSpec, segment: str, start: int, end: int | None) -> bytes:
-        index = spec.index_of(segment)
-        data = self._logs.get(spec.name, {}).get(index) if index is not None else None
+        owner = spec.owner_of(segment)
+        index = None if owner is None else owner.index_of(segment)
+        data = None if owner is None else self._logs.get(owner.key, {}).get(index or 0)
         if data is None:
             return b""
         return bytes(data[start:end])
