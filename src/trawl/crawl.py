@@ -34,7 +34,7 @@ from trawl.models import UrlStatus
 from trawl.parse.role import ParseRole
 from trawl.records import CrawlSummary, Snapshot
 from trawl.roles import ALL_ROLES, Role
-from trawl.space import SpaceGuard
+from trawl.space import DiskStop, SpaceGuard
 from trawl.stats import RateWindow
 from trawl.storage.base import CrawlStore
 from trawl.storage.blobs import EVENT_LOG, TEXT_LOG, WARC_LOG, BlobStore, LogWriters
@@ -72,15 +72,15 @@ class Crawl:
         self.telemetry = telemetry
         self._wake = asyncio.Event()
         self._client = client
-        # What stopped the run for want of space (a failed write, or the reserve).
-        self.disk_full: DiskFullError | None = None
-        self._write_failed = False  # a write found the disk full: write nothing more
         try:
             config.data_dir.mkdir(parents=True, exist_ok=True)
             # Too little space to start is said before anything is written.
             self._space = SpaceGuard(config.data_dir, config.min_free_space)
             if (low := self._space.check()) is not None:
                 raise low
+            self._disk = DiskStop(
+                config.data_dir, self._space, halt=self._halt, stop=self.request_stop
+            )
             # The blobs before the store: a store open is the last thing that can fail.
             self.blobs = (
                 blobs if blobs is not None else open_blobs(config.data_dir, fsync=config.fsync)
@@ -140,7 +140,10 @@ class Crawl:
         self.dns: DnsCache | None = None
         self.parsing = self._build_parse() if Role.PARSE in self.roles else None
         self.fetching = self._build_fetch() if Role.FETCH in self.roles else None
-        store.meta.set("config", config_json(c))
+        if Role.INDEX in self.roles:
+            self.indexing = self._build_index()
+        if not self.writer:  # a fleet's workers read the config; its submitter writes it
+            store.meta.set("config", config_json(c))
 
     def _build_fetch(self) -> FetchRole:
         c, store, clock = self.config, self.store, self.clock
@@ -165,10 +168,23 @@ class Crawl:
             delay=c.delay,
             hand_off=None if self.parsing is None else self.parsing.submit,
             on_done=self._wake.set,
-            on_error=self._full_disk,
-            writable=lambda: not self._write_failed,
+            on_error=self._disk.dealt_with,
+            writable=self._disk.writable,
             on_fetched=None if self.telemetry is None else self.telemetry.fetch_done,
         )
+
+    def _build_index(self) -> CrawlIndexing:
+        indexing = CrawlIndexing(
+            pages=self.pages,
+            blobs=self.blobs,
+            index_dir=self.config.data_dir / "index",
+            counters=self.counters,
+            # Pages stored so far (by whichever process parses) decide when a batch is due.
+            stored=lambda: self.counters.get("parse:stored"),
+            on_disk_full=self._disk.stop_for,
+        )
+        self._space.watch(indexing.indexer.index_dir)
+        return indexing
 
     def _build_parse(self) -> ParseRole:
         c, store, clock = self.config, self.store, self.clock
@@ -188,16 +204,6 @@ class Crawl:
             hasher=hasher,
             revisits=self.revisits,
         )
-        # After the parse stage: its stored-page count decides when a batch is due.
-        self.indexing = indexing = CrawlIndexing(
-            pages=self.pages,
-            blobs=self.blobs,
-            index_dir=c.data_dir / "index",
-            counters=self.counters,
-            stored=lambda: self.parser.documents,
-            on_disk_full=self._stop_for,
-        )
-        self._space.watch(indexing.indexer.index_dir)
         self.parse_options = wire.parse_options(c, hasher)
         blobs = self.blobs
         return ParseRole(
@@ -208,8 +214,8 @@ class Crawl:
             max_body_bytes=c.max_body_bytes,
             counters=self.counters,
             on_done=self._wake.set,
-            on_error=self._full_disk,
-            writable=lambda: not self._write_failed,
+            on_error=self._disk.dealt_with,
+            writable=self._disk.writable,
             latency=self._parse_latency,
         )
 
@@ -254,31 +260,14 @@ class Crawl:
         self._stopping = self._aborting = True
         self._wake.set()
 
-    # -- a full disk -------------------------------------------------------------------
+    @property
+    def disk_full(self) -> DiskFullError | None:
+        """What stopped the run for want of space (a failed write, or the reserve)."""
+        return self._disk.full
 
-    def _stop_for(self, full: DiskFullError) -> None:
-        """A write found the disk full: stop at once and write nothing more, not even
-        a last commit. What was written since the last commit is redone on resume,
-        as after kill -9 (files are cut back to the committed positions on open)."""
-        if not self._write_failed:
-            self.disk_full = full  # also over the reserve's earlier, gentler stop
-        self._write_failed = True
+    def _halt(self) -> None:
         self._stopping = self._aborting = True
         self._wake.set()
-
-    def _full_disk(self, exc: Exception) -> bool:
-        """True if ``exc`` is a full disk, or comes after one: the caller gives up
-        its work instead of recording anything. Other errors are the caller's."""
-        full = disk_full_of(exc, self.config.data_dir)
-        if full is not None:
-            self._stop_for(full)
-        return self._write_failed
-
-    def _check_space(self) -> None:
-        """Below the reserve: stop cleanly (in-flight work finishes and is committed)."""
-        if self.disk_full is None and (low := self._space.check()) is not None:
-            self.disk_full = low
-            self.request_stop()
 
     # -- seeds -------------------------------------------------------------------------
 
@@ -300,7 +289,7 @@ class Crawl:
                 self.parsing.start(self.parse_queue.pending(limit=10**9))
             stopped = await self._run_tasks()
         except Exception as exc:
-            if not self._full_disk(exc):
+            if not self._disk.dealt_with(exc):
                 raise
         finally:
             await self._shutdown()
@@ -338,7 +327,7 @@ class Crawl:
         f = self.frontier
         if f.next_wake(now) is not None or f.next_wake_due() is not None:
             return False
-        if self.roles == ALL_ROLES:
+        if self.roles == ALL_ROLES and not self.writer:
             return True  # this process holds all the crawl's work in flight
         # Another process's role may still hold a lease or a queued page.
         counts = f.counts()
@@ -350,7 +339,7 @@ class Crawl:
         last_sweep = 0.0
         fetching, parsing = self.fetching, self.parsing
         # Work from another process's role comes through the store with no wake-up call.
-        polling = self.roles != ALL_ROLES
+        polling = self.roles != ALL_ROLES or bool(self.writer)
         while True:
             if self._stopping:
                 return "aborted" if self._aborting else "interrupted"
@@ -400,20 +389,20 @@ class Crawl:
             try:
                 self.commit()
             except Exception as exc:
-                if self._full_disk(exc):
+                if self._disk.dealt_with(exc):
                     return
                 raise
-            self._check_space()
+            self._disk.check()
 
     async def _shutdown(self) -> None:
         try:
-            if not self._write_failed:
+            if not self._disk.failed:
                 try:
                     await self._finish_work()
                 except Exception as exc:
-                    if not self._full_disk(exc):
+                    if not self._disk.dealt_with(exc):
                         raise
-            if self._write_failed:
+            if self._disk.failed:
                 await self._drop_work()
         finally:
             if self.parsing is not None:
@@ -433,12 +422,11 @@ class Crawl:
             await self.indexing.halt()
 
     async def _finish_work(self) -> None:
+        grace = 0.0 if self._aborting else 1.0
         if self.fetching is not None:
-            await self.fetching.finish(
-                0.0 if self._aborting else min(10.0, self.config.timeouts.total)
-            )
+            await self.fetching.finish(grace * min(10.0, self.config.timeouts.total))
         if self.parsing is not None:
-            await self.parsing.finish(0.0 if self._aborting else 30.0)
+            await self.parsing.finish(grace * 30.0)
         self.commit()
         if self.indexing is not None:
             # Pages stored but not indexed are indexed now (on abort: at the next start).
@@ -447,7 +435,7 @@ class Crawl:
 
     def close(self) -> None:
         """Close the files and the database (committing, unless the disk is full)."""
-        if not self._write_failed:
+        if not self._disk.failed:
             try:
                 if self.indexing is not None:
                     self.indexing.close()
@@ -456,7 +444,7 @@ class Crawl:
                 self.store.close(commit=False)
                 return
             except Exception as exc:
-                if not self._full_disk(exc):
+                if not self._disk.dealt_with(exc):
                     raise
         if self.indexing is not None:
             self.indexing.close(abandon=True)
