@@ -2,23 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from pathlib import Path
+from collections.abc import Callable
 
 import pytest
 
 from trawl.models import Location, Position
 from trawl.storage.blobs import EVENT_LOG, TEXT_LOG, WARC_LOG, BlobStore, LogSpec
-from trawl.storage.local import LocalBlobStore
-from trawl.storage.memory import MemoryBlobStore
-
-
-@pytest.fixture(params=["memory", "local"])
-def blobs(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[BlobStore]:
-    if request.param == "memory":
-        yield MemoryBlobStore()
-    else:
-        yield LocalBlobStore(tmp_path, fsync=False)
 
 
 def test_append_then_read_back_by_location(blobs: BlobStore) -> None:
