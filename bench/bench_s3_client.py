@@ -9,7 +9,9 @@ ranged GETs of 2-50 KiB records at random offsets of a segment, LIST of a prefix
 store is called from reader threads). CPU is this process's user+system time (all its
 threads, the Rust runtime's included), so the figures are CPU per 1,000 GETs and per
 GiB uploaded on the client side. Also: a PUT per commit of a small part versus
-re-uploading a growing segment, the two ways ``sync()`` could publish a segment.
+re-uploading a growing segment, the two ways ``sync()`` could publish a segment; and
+the chosen store (``S3BlobStore``) driven as a crawl drives it: PUTs and bytes per
+commit, CPU per 1,000 ``read()`` calls.
 """
 
 from __future__ import annotations
@@ -30,6 +32,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from trawl.models import Location
+from trawl.storage.blobs import EVENT_LOG, TEXT_LOG, WARC_LOG
+from trawl.storage.s3 import S3BlobStore, S3Objects
 from trawl.testing.s3server import SeaweedS3
 
 MIB = 1 << 20
@@ -330,12 +335,78 @@ def bench_sync_designs(client: Client, commits: int, record: int) -> None:
     )
 
 
+class CountingObjects(S3Objects):
+    """The store's own client, counting the PUTs it makes and the bytes they carry."""
+
+    puts = 0
+    put_bytes = 0
+
+    def put(self, key: str, data: bytes | Path) -> None:
+        self.puts += 1
+        self.put_bytes += data.stat().st_size if isinstance(data, Path) else len(data)
+        super().put(key, data)
+
+
+def bench_store(server: SeaweedS3, bucket: str, commits: int, spool: Path) -> None:
+    """The blob store as a crawl drives it: each commit syncs the three logs after 20
+    pages (a 30 KiB WARC record, a 5 KiB text record, 3 events of 200 B each)."""
+    objects = CountingObjects(
+        bucket,
+        "store",
+        endpoint=server.endpoint,
+        access_key=server.access_key,
+        secret_key=server.secret_key,
+        region=server.region,
+    )
+    blobs = S3BlobStore(objects, spool=spool)
+    sizes = {WARC_LOG: (30 * 1024, 1), TEXT_LOG: (5 * 1024, 1), EVENT_LOG: (200, 3)}
+    writers = {spec: blobs.open_writer(spec, committed=None, max_bytes=SEGMENT) for spec in sizes}
+    rng = random.Random(3)
+    record = {spec: rng.randbytes(size) for spec, (size, _) in sizes.items()}
+    appended = 0
+    warc: list[Location] = []
+    with measured() as run:
+        for _ in range(commits):
+            for _page in range(20):
+                for spec, (_size, n) in sizes.items():
+                    for _ in range(n):
+                        loc = writers[spec].append(record[spec])
+                        appended += loc.length
+                        if spec is WARC_LOG:
+                            warc.append(loc)
+            for w in writers.values():
+                w.sync()
+    rotated = sum(len(w.segments()) - 1 for w in writers.values())
+    print(
+        f"\nS3BlobStore, {commits} commits of 20 pages ({appended / MIB:.0f} MiB appended, "
+        f"{rotated} rotations at 64 MiB):\n"
+        f"  {objects.puts / commits:.2f} PUTs per commit, "
+        f"{objects.put_bytes / commits / 1024:.0f} KiB uploaded per commit "
+        f"({objects.put_bytes / appended:.2f} x the bytes appended: parts, then whole "
+        f"segments at rotation), {run.cpu * 1000 / commits:.1f} ms CPU and "
+        f"{run.wall * 1000 / commits:.1f} ms wall per commit"
+    )
+    for w in writers.values():
+        w.close()
+    done = warc[:1000]  # closed: every segment is now one whole object
+    reader = S3BlobStore.from_url(objects.url(), env=server.env())
+    with measured() as reads:
+        for loc in done:
+            reader.read(WARC_LOG, loc)
+    print(
+        f"  read() of {len(done)} committed 30 KiB WARC records (finished segments): "
+        f"{reads.cpu * 1000 / max(1, len(done)):.2f} s CPU and "
+        f"{reads.wall * 1000 / max(1, len(done)):.2f} s wall per 1,000"
+    )
+
+
 def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--segments", type=int, default=4, help="64 MiB segments to PUT")
     ap.add_argument("--gets", type=int, default=1000)
     ap.add_argument("--keys", type=int, default=500, help="objects under the LIST prefix")
     ap.add_argument("--only", nargs="*", help="candidate names to run")
+    ap.add_argument("--commits", type=int, default=300, help="commits of the store run")
     args = ap.parse_args(argv)
     payload = os.urandom(SEGMENT)
     with tempfile.TemporaryDirectory(prefix="bench-s3-") as tmp:
@@ -376,6 +447,7 @@ def main(argv: list[str]) -> int:
                 )
             chosen = Obstore(server, "bench")
             bench_sync_designs(chosen, commits=100, record=256 * 1024)
+            bench_store(server, "bench", args.commits, Path(tmp) / "spool")
         finally:
             server.stop()
     return 0

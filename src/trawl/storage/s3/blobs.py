@@ -102,6 +102,9 @@ class S3BlobStore:
             data = self.objects.get_range(whole_key(spec, segment), start, end)
             if data is not None and len(data) == end - start:
                 return data
+            if data is None:
+                # No whole object (yet): the growing segment, all in parts.
+                layout = scan_segment(self.objects, spec, segment, whole=False)
         return b"".join(self._chunks(spec, segment, start, end, layout))
 
     def _chunks(

@@ -66,12 +66,16 @@ class SegmentLayout:
         return out
 
 
-def scan_segment(objects: S3Objects, spec: LogSpec, segment: str) -> SegmentLayout:
-    """One segment as stored: a HEAD of the whole object and a LIST of its parts."""
+def scan_segment(
+    objects: S3Objects, spec: LogSpec, segment: str, *, whole: bool = True
+) -> SegmentLayout:
+    """One segment as stored: a LIST of its parts and a HEAD of the whole object
+    (``whole`` False: the caller just found there is none)."""
     layout = layouts(spec, objects.list_all(parts_folder(spec, segment))).get(
         spec.index_of(segment) or 0, SegmentLayout()
     )
-    layout.whole = objects.size(whole_key(spec, segment))
+    if whole:
+        layout.whole = objects.size(whole_key(spec, segment))
     return layout
 
 
