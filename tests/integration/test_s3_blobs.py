@@ -155,22 +155,45 @@ def test_a_crash_after_upload_before_commit_drops_what_was_uploaded(
     assert _keys(s3_url) == {"text/trawl-00001.jsonl.gz": 44}
 
 
-def test_reopen_at_a_whole_segment_continues_it(s3_url: str, tmp_path: Path) -> None:
-    """After a clean close the segment is one object; the next writer appends to it
-    (as parts past its end) and the reader finds both."""
+def test_reopen_after_a_clean_close_starts_the_next_segment(s3_url: str, tmp_path: Path) -> None:
+    """A clean close leaves the segment whole; the next writer starts a new segment
+    instead of downloading it to grow it again."""
     blobs = _store(s3_url, tmp_path)
     w = blobs.open_writer(TEXT_LOG, committed=None, max_bytes=1 << 20)
     old = w.append(b"old")
     end = w.sync()
     w.close()
     again = blobs.open_writer(TEXT_LOG, committed=end, max_bytes=1 << 20)
-    assert again.recovered_bytes == 0
+    assert (again.recovered_bytes, again.position()) == (0, Position(2, 0))
     new = again.append(b"new")
+    assert new == Location(TEXT_LOG.segment(2), 0, 3)
     again.sync()
     fresh = S3BlobStore.from_url(s3_url)
     assert (fresh.read(TEXT_LOG, old), fresh.read(TEXT_LOG, new)) == (b"old", b"new")
+    again.close()
+    assert _keys(s3_url) == {"text/trawl-00001.jsonl.gz": 3, "text/trawl-00002.jsonl.gz": 3}
+
+
+def test_a_whole_segment_grown_again_after_a_crash_reads_as_one(
+    s3_url: str, tmp_path: Path
+) -> None:
+    """Rotated whole, then a crash before the commit that followed: the writer reopens
+    inside that segment, the reader finds the committed head and the new parts."""
+    blobs = _store(s3_url, tmp_path)
+    w = blobs.open_writer(TEXT_LOG, committed=None, max_bytes=8)
+    w.append(b"abcd")
+    committed = w.sync()
+    w.append(b"efgh")
+    w.append(b"ijkl")  # rotates: segment 1 whole with "efgh", never committed
+    w.abandon()
+    again = blobs.open_writer(TEXT_LOG, committed=committed, max_bytes=8)
+    assert again.recovered_bytes == 4  # "efgh"; "ijkl" was never synced
+    new = again.append(b"EF")
+    again.sync()
+    fresh = S3BlobStore.from_url(s3_url)
+    assert fresh.read(TEXT_LOG, new) == b"EF"
     with fresh.open_range(TEXT_LOG, TEXT_LOG.segment(1), 1, None) as f:
-        assert f.read() == b"ldnew"
+        assert f.read() == b"bcdEF"
     again.close()
     assert _keys(s3_url) == {"text/trawl-00001.jsonl.gz": 6}
 

@@ -8,7 +8,9 @@ position, so no commit ever points at bytes that are not in the bucket. ``rotate
 Opening at a committed position applies the crash rule to the bucket: segments after
 it are deleted, and the committed segment is cut back to the position (its first
 ``offset`` bytes become part 0 if anything lay beyond them), so what was uploaded but
-never committed disappears and the redone work lands where it was.
+never committed disappears and the redone work lands where it was. A segment that a
+clean close left whole at the position is not grown again: the writer starts the
+next one (no download of a segment at each restart).
 """
 
 from __future__ import annotations
@@ -81,14 +83,18 @@ class S3SegmentWriter:
                 stale += [part_key(spec, segment, s) for s in layout.parts]
         current = found.get(committed.index, SegmentLayout())
         dropped += max(0, current.size - committed.offset)
+        segment = spec.segment(committed.index)
+        if committed.offset > 0 and current.whole == committed.offset and not current.parts:
+            # Closed cleanly at the commit: the segment is whole and stays so; carry
+            # on in the next one rather than download it to grow it again.
+            self._index += 1
+            self._offset = self._synced = 0
+            self._objects.delete(stale)
+            return dropped
         head = self._head(current, committed)
         self._spool.write(head)
-        clean = (current.whole == committed.offset and not current.parts) or (
-            current.whole is None and current.size == committed.offset
-        )
-        segment = spec.segment(committed.index)
-        if clean:
-            self._parts = sorted(current.parts)
+        if current.whole is None and current.size == committed.offset:
+            self._parts = sorted(current.parts)  # parts end at the commit: nothing to cut
         else:
             # Bytes past the commit are in the bucket: publish the committed head as
             # part 0 first (readers keep finding committed bytes), then drop the rest.
