@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import io
 import os
+import shutil
 import tempfile
+import weakref
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -54,6 +56,8 @@ class S3BlobStore:
     ) -> S3SegmentWriter:
         if self._spool is None:
             self._spool = Path(tempfile.mkdtemp(prefix="trawl-spool-"))
+            # Made here, removed with the store (writers delete their own files).
+            weakref.finalize(self, shutil.rmtree, self._spool, True)
         return S3SegmentWriter(
             self.objects,
             spec,
