@@ -11,6 +11,7 @@ import signal
 import subprocess
 import sys
 import threading
+import urllib.error
 import urllib.request
 from pathlib import Path
 
@@ -276,6 +277,15 @@ def test_wrong_credentials_are_a_clear_storage_error(
         assert "AWS_SECRET_ACCESS_KEY" in message
         assert s3_url in message
         assert "\n" not in message  # one line, not the client's debug dump
+
+
+def test_the_server_refuses_unsigned_requests(s3_url: str, s3_server: SeaweedS3) -> None:
+    """The test server checks identities, as a real service does: no anonymous access."""
+    bucket = s3_url.removeprefix("s3://").split("/")[0]
+    with pytest.raises(urllib.error.HTTPError) as caught:
+        urllib.request.urlopen(f"{s3_server.endpoint}/{bucket}?list-type=2", timeout=30)
+    assert caught.value.code == 403
+    caught.value.close()
 
 
 def test_missing_credentials_and_bucket_are_clear_storage_errors(

@@ -159,8 +159,7 @@ class S3SegmentWriter:
         if self.would_rotate(len(data)):
             self.rotate()
         offset = self._offset
-        self._spool.seek(offset)
-        self._spool.write(data)
+        self._spool.write(data)  # at the end: reads use pread, never the file position
         self._pending.append(data)
         self._offset += len(data)
         return Location(self.current, offset, len(data))
@@ -178,8 +177,8 @@ class S3SegmentWriter:
 
     def read(self, location: Location) -> bytes:
         if location.file == self.current and not self._closed:
-            self._spool.seek(location.offset)
-            return self._spool.read(location.length)
+            self._spool.flush()
+            return os.pread(self._spool.fileno(), location.length, location.offset)
         return self._read_segment(
             self._spec, None, location.file, location.offset, location.offset + location.length
         )
