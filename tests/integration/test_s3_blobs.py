@@ -27,6 +27,7 @@ from trawl.storage.s3 import S3BlobStore, S3Objects
 from trawl.testing.s3server import SeaweedS3
 
 CHILD = str(Path(__file__).with_name("s3_child.py"))
+DRIVER = str(Path(__file__).with_name("tmpfs_driver.py"))
 
 
 def _keys(url: str) -> dict[str, int]:
@@ -257,6 +258,51 @@ def test_reader_threads_meet_rotations_and_read_every_committed_record(
             t.join(timeout=60)
     assert not errors, errors[0]
     assert len(w.segments()) > 10
+    w.close()
+
+
+def _mount_prefix(tmp: Path) -> list[str] | None:
+    """How tmpfs_driver.py can mount a tmpfs here (root, or a user namespace)."""
+    probe = tmp / "probe"
+    probe.mkdir()
+    plan = tmp / "probe.json"
+    steps = [["mount", "1M"], ["umount"]]
+    plan.write_bytes(orjson.dumps({"mount": str(probe), "results": str(tmp / "p"), "steps": steps}))
+    for prefix in (["unshare", "-m"], ["unshare", "-rm"]):
+        done = subprocess.run([*prefix, sys.executable, DRIVER, str(plan)], capture_output=True)
+        if done.returncode == 0:
+            return prefix
+    return None
+
+
+def test_a_full_spool_disk_is_a_disk_full_error_and_loses_nothing_committed(
+    s3_url: str, tmp_path: Path
+) -> None:
+    """The spool on a 2 MiB tmpfs: appends end in ``DiskFullError`` (the crawl's clean
+    stop), and every record of the last commit is in the bucket."""
+    prefix = _mount_prefix(tmp_path)
+    if prefix is None:
+        pytest.skip("cannot mount a tmpfs (unshare -m / -rm refused)")
+    mount, out = tmp_path / "disk", tmp_path / "fill.json"
+    mount.mkdir()
+    run = [sys.executable, CHILD, "fill", s3_url, str(mount / "spool"), str(out)]
+    steps = [["mount", "2M"], ["mkdir", "spool"], ["run", "fill", run], ["umount"]]
+    plan = tmp_path / "plan.json"
+    results = tmp_path / "results.json"
+    plan.write_bytes(orjson.dumps({"mount": str(mount), "results": str(results), "steps": steps}))
+    subprocess.run([*prefix, sys.executable, DRIVER, str(plan)], check=True, timeout=300)
+    assert orjson.loads(results.read_bytes())["fill"]["rc"] == 0
+    done = orjson.loads(out.read_bytes())
+    assert done["ended"].startswith("DiskFullError: disk full writing "), done["ended"]
+    committed = Position(*done["committed"])
+    assert committed.index == 1 and committed.offset >= 16 * 64 * 1024
+    w = _store(s3_url, tmp_path).open_writer(WARC_LOG, committed=committed, max_bytes=1 << 30)
+    fresh = S3BlobStore.from_url(s3_url)
+    data = fresh.read_range(WARC_LOG, WARC_LOG.segment(1), 0, None)
+    assert len(data) == committed.offset
+    for i in range(committed.offset // (64 * 1024)):
+        record = data[i * 64 * 1024 : (i + 1) * 64 * 1024]
+        assert record == b"%08d" % i + b"r" * (64 * 1024 - 8)
     w.close()
 
 

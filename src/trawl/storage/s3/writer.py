@@ -18,10 +18,11 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Protocol
 
-from trawl.errors import StorageError
+from trawl.errors import StorageError, as_disk_full
 from trawl.models import Location, Position
 from trawl.storage.blobs import LogSpec
 from trawl.storage.s3.layout import (
@@ -56,8 +57,14 @@ class S3SegmentWriter:
         self._pending: list[bytes] = []
         self._parts: list[int] = []  # starts of this segment's parts in the bucket
         self._closed = False
-        spool_dir.mkdir(parents=True, exist_ok=True)
-        fd, name = tempfile.mkstemp(dir=spool_dir, prefix=f"{spec.name}-", suffix=".spool")
+        try:
+            spool_dir.mkdir(parents=True, exist_ok=True)
+            fd, name = tempfile.mkstemp(dir=spool_dir, prefix=f"{spec.name}-", suffix=".spool")
+        except OSError as exc:
+            full = as_disk_full(exc, spool_dir)
+            if full is None:
+                raise
+            raise full from exc
         self._spool_path = Path(name)
         self._spool = os.fdopen(fd, "w+b")
         try:
@@ -65,6 +72,18 @@ class S3SegmentWriter:
         except BaseException:
             self._discard_spool()
             raise
+
+    @contextlib.contextmanager
+    def _spooling(self) -> Iterator[None]:
+        """A full disk met while writing the spool is a ``DiskFullError`` for it (as
+        the local backend's); nothing of it was uploaded, the next open cuts back."""
+        try:
+            yield
+        except OSError as exc:
+            full = as_disk_full(exc, self._spool_path)
+            if full is None:
+                raise
+            raise full from exc
 
     def _recover(self, committed: Position) -> int:
         """Cut the bucket's copy of the log back to ``committed``; bytes dropped."""
@@ -92,7 +111,8 @@ class S3SegmentWriter:
             self._objects.delete(stale)
             return dropped
         head = self._head(current, committed)
-        self._spool.write(head)
+        with self._spooling():
+            self._spool.write(head)
         if current.whole is None and current.size == committed.offset:
             self._parts = sorted(current.parts)  # parts end at the commit: nothing to cut
         else:
@@ -149,7 +169,8 @@ class S3SegmentWriter:
         """The current segment as one object; its parts are then not needed."""
         if self._offset == 0:
             return
-        self._spool.flush()
+        with self._spooling():
+            self._spool.flush()
         self._objects.put(whole_key(self._spec, self.current), self._spool_path)
         self._objects.delete([part_key(self._spec, self.current, s) for s in self._parts])
         self._parts = []
@@ -159,7 +180,8 @@ class S3SegmentWriter:
         if self.would_rotate(len(data)):
             self.rotate()
         offset = self._offset
-        self._spool.write(data)  # at the end: reads use pread, never the file position
+        with self._spooling():
+            self._spool.write(data)  # at the end: reads use pread, never the file position
         self._pending.append(data)
         self._offset += len(data)
         return Location(self.current, offset, len(data))
@@ -177,7 +199,8 @@ class S3SegmentWriter:
 
     def read(self, location: Location) -> bytes:
         if location.file == self.current and not self._closed:
-            self._spool.flush()
+            with self._spooling():
+                self._spool.flush()
             return os.pread(self._spool.fileno(), location.length, location.offset)
         return self._read_segment(
             self._spec, None, location.file, location.offset, location.offset + location.length
