@@ -3,7 +3,9 @@
 ``append`` writes to a spool file (the current segment, whole) and keeps the bytes
 since the last ``sync``; ``sync`` uploads those as one part and only then returns the
 position, so no commit ever points at bytes that are not in the bucket. ``rotate`` and
-``close`` upload the whole segment from the spool and drop its parts.
+``close`` upload the whole segment from the spool (in parallel parts) and then drop its
+parts; the caller waits for that upload, so a segment limit of tens to hundreds of MiB
+suits a bucket better than the local default of 1 GiB for WARC.
 
 Opening at a committed position applies the crash rule to the bucket: segments after
 it are deleted, and the committed segment is cut back to the position (its first
