@@ -127,7 +127,8 @@ class S3BlobStore:
         """
         at = start
         for _ in range(_ATTEMPTS):
-            current = layout or self._layout(spec, segment)
+            hinted = layout is not None
+            current = layout if layout is not None else self._layout(spec, segment)
             layout = None
             stop = current.size if end is None else min(end, current.size)
             for part, first, last in current.pieces(at, stop):
@@ -138,7 +139,8 @@ class S3BlobStore:
                     at += len(data)
                 if at != last:
                     break
-            if at >= stop:
+            # Short of what was asked on the caller's (older) layout: look again.
+            if at >= stop and not (hinted and end is not None and at < end):
                 return
         raise StorageError(
             f"{self.locate(spec, segment)}: changed while read {_ATTEMPTS} times "
