@@ -9,7 +9,7 @@ work is redone. Readers, in any process, read committed ranges by ``Location``.
 
 Backends: ``LocalBlobStore`` (files under a data directory, ``trawl.storage.local``),
 ``S3BlobStore`` (an S3-compatible bucket, ``trawl.storage.s3``)
-and ``MemoryBlobStore`` (``trawl.storage.memory``); both run tests/contract/test_blobs.py.
+and ``MemoryBlobStore`` (``trawl.storage.memory``); all run tests/contract/test_blobs.py.
 """
 
 from __future__ import annotations
