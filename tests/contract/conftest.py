@@ -15,7 +15,10 @@ import pytest
 
 from trawl.models import Position
 from trawl.storage.base import CrawlStore, Frontier
-from trawl.storage.memory import MemoryCrawlStore, MemoryDisk
+from trawl.storage.blobs import BlobStore
+from trawl.storage.local import LocalBlobStore
+from trawl.storage.memory import MemoryBlobStore, MemoryCrawlStore, MemoryDisk
+from trawl.storage.s3 import S3BlobStore
 from trawl.storage.sqlite.store import SqliteCrawlStore
 
 
@@ -98,3 +101,15 @@ def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]
     yield b
     with contextlib.suppress(Exception):
         b.close()
+
+
+@pytest.fixture(params=["memory", "local", "s3"])
+def blobs(request: pytest.FixtureRequest, tmp_path: Path) -> BlobStore:
+    """Each blob backend (tests/contract/test_blobs.py); s3: a bucket of its own on the
+    session's SeaweedFS, credentials from the AWS variables."""
+    if request.param == "memory":
+        return MemoryBlobStore()
+    if request.param == "local":
+        return LocalBlobStore(tmp_path, fsync=False)
+    url: str = request.getfixturevalue("s3_url")
+    return S3BlobStore.from_url(url, spool=tmp_path / "spool")

@@ -7,8 +7,9 @@ same commit as the work that wrote it; a writer opened at that position drops wh
 beyond it, so a record written before a crash but never committed disappears and its
 work is redone. Readers, in any process, read committed ranges by ``Location``.
 
-Backends: ``LocalBlobStore`` (files under a data directory, ``trawl.storage.local``)
-and ``MemoryBlobStore`` (``trawl.storage.memory``); both run tests/contract/test_blobs.py.
+Backends: ``LocalBlobStore`` (files under a data directory, ``trawl.storage.local``),
+``S3BlobStore`` (an S3-compatible bucket, ``trawl.storage.s3``)
+and ``MemoryBlobStore`` (``trawl.storage.memory``); all run tests/contract/test_blobs.py.
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """Opening a crawl's stores from where it lives: the one place that picks a backend.
 
-Today a crawl lives in a data directory (SQLite + local files); a Redis URL and an
-object-storage URL join here later, and every caller keeps asking this module.
+A crawl lives in a data directory (SQLite + local files); its logs may instead live in
+an S3 bucket (``open_blobs("s3://BUCKET/PREFIX")``); a Redis URL joins here later, and
+every caller keeps asking this module.
 """
 
 from __future__ import annotations
@@ -57,9 +58,15 @@ def open_reader(data_dir: Path) -> CrawlReader:
     return SqliteCrawlReader(data_dir)
 
 
-def open_blobs(data_dir: Path, *, fsync: bool = True) -> BlobStore:
-    """The crawl's WARC, text and event logs."""
-    return LocalBlobStore(data_dir, fsync=fsync)
+def open_blobs(where: Path | str, *, fsync: bool = True, spool: Path | None = None) -> BlobStore:
+    """The crawl's WARC, text and event logs: in a data directory, or at an
+    ``s3://BUCKET/PREFIX`` URL (endpoint and credentials from the standard AWS
+    environment variables; writers spool segments under ``spool``, a temp dir if None)."""
+    if isinstance(where, str) and where.startswith("s3://"):
+        from trawl.storage.s3 import S3BlobStore  # only a crawl kept in a bucket needs it
+
+        return S3BlobStore.from_url(where, spool=spool)
+    return LocalBlobStore(Path(where), fsync=fsync)
 
 
 def disk_full_of(exc: BaseException, data_dir: Path) -> DiskFullError | None:

@@ -1,0 +1,250 @@
+"""The one writer of a log in a bucket: appends to a local spool, uploads at commits.
+
+``append`` writes to a spool file (the current segment, whole) and keeps the bytes
+since the last ``sync``; ``sync`` uploads those as one part and only then returns the
+position, so no commit ever points at bytes that are not in the bucket. ``rotate`` and
+``close`` upload the whole segment from the spool (in parallel parts) and then drop its
+parts; the caller waits for that upload, so a segment limit of tens to hundreds of MiB
+suits a bucket better than the local default of 1 GiB for WARC.
+
+Opening at a committed position applies the crash rule to the bucket: segments after
+it are deleted, and the committed segment is cut back to the position (its first
+``offset`` bytes become part 0 if anything lay beyond them), so what was uploaded but
+never committed disappears and the redone work lands where it was. A segment that a
+clean close left whole at the position is not grown again: the writer starts the
+next one (no download of a segment at each restart).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Protocol
+
+from trawl.errors import StorageError, as_disk_full
+from trawl.models import Location, Position
+from trawl.storage.blobs import LogSpec
+from trawl.storage.s3.layout import (
+    SegmentLayout,
+    list_segments,
+    part_key,
+    scan_log,
+    whole_key,
+)
+from trawl.storage.s3.objects import S3Objects
+
+
+class S3SegmentWriter:
+    def __init__(
+        self,
+        objects: S3Objects,
+        spec: LogSpec,
+        *,
+        max_bytes: int,
+        committed: Position | None,
+        spool_dir: Path,
+        read_segment: SegmentReader,
+    ) -> None:
+        self._objects = objects
+        self._spec = spec
+        self._max = max_bytes
+        self._read_segment = read_segment
+        start = committed or Position(1, 0)
+        self._index = start.index
+        self._offset = start.offset
+        self._synced = start.offset  # bytes of the current segment in the bucket
+        self._pending: list[bytes] = []
+        self._parts: list[int] = []  # starts of this segment's parts in the bucket
+        self._closed = False
+        try:
+            spool_dir.mkdir(parents=True, exist_ok=True)
+            fd, name = tempfile.mkstemp(dir=spool_dir, prefix=f"{spec.name}-", suffix=".spool")
+        except OSError as exc:
+            full = as_disk_full(exc, spool_dir)
+            if full is None:
+                raise
+            raise full from exc
+        self._spool_path = Path(name)
+        self._spool = os.fdopen(fd, "w+b")
+        try:
+            self.recovered_bytes = self._recover(start)
+        except BaseException:
+            self._discard_spool()
+            raise
+
+    @contextlib.contextmanager
+    def _spooling(self) -> Iterator[None]:
+        """A full disk met while writing the spool is a ``DiskFullError`` for it (as
+        the local backend's); nothing of it was uploaded, the next open cuts back."""
+        try:
+            yield
+        except OSError as exc:
+            full = as_disk_full(exc, self._spool_path)
+            if full is None:
+                raise
+            raise full from exc
+
+    def _recover(self, committed: Position) -> int:
+        """Cut the bucket's copy of the log back to ``committed``; bytes dropped."""
+        spec = self._spec
+        found = scan_log(self._objects, spec)
+        dropped = 0
+        stale: list[str] = []
+        for index, layout in sorted(found.items()):
+            segment = spec.segment(index)
+            if index > committed.index:
+                dropped += layout.size
+                stale += self._keys(segment, layout)
+            elif index < committed.index and layout.whole is not None and layout.parts:
+                # Rotated, but its parts outlived the upload of the whole (a crash
+                # between the two): the whole object has every byte of them.
+                stale += [part_key(spec, segment, s) for s in layout.parts]
+        current = found.get(committed.index, SegmentLayout())
+        dropped += max(0, current.size - committed.offset)
+        segment = spec.segment(committed.index)
+        if committed.offset > 0 and current.whole == committed.offset and not current.parts:
+            # Closed cleanly at the commit: the segment is whole and stays so; carry
+            # on in the next one rather than download it to grow it again.
+            self._index += 1
+            self._offset = self._synced = 0
+            self._objects.delete(stale)
+            return dropped
+        head = self._head(current, committed)
+        with self._spooling():
+            self._spool.write(head)
+        if current.whole is None and current.size == committed.offset:
+            self._parts = sorted(current.parts)  # parts end at the commit: nothing to cut
+        else:
+            # Bytes past the commit are in the bucket: publish the committed head as
+            # part 0 first (readers keep finding committed bytes), then drop the rest.
+            keep = part_key(spec, segment, 0) if committed.offset > 0 else None
+            if keep is not None:
+                self._objects.put(keep, head)
+                self._parts = [0]
+            stale += [k for k in self._keys(segment, current) if k != keep]
+        self._objects.delete(stale)
+        return dropped
+
+    def _head(self, layout: SegmentLayout, committed: Position) -> bytes:
+        """The committed segment's first ``offset`` bytes, read back into the spool."""
+        if committed.offset == 0:
+            return b""
+        segment = self._spec.segment(committed.index)
+        head = self._read_segment(self._spec, layout, segment, 0, committed.offset)
+        if len(head) != committed.offset:
+            raise StorageError(
+                f"{self._objects.url(whole_key(self._spec, self.current))}: committed "
+                f"{committed.offset} bytes, the bucket holds {len(head)}"
+            )
+        return head
+
+    def _keys(self, segment: str, layout: SegmentLayout) -> list[str]:
+        keys = [part_key(self._spec, segment, s) for s in layout.parts]
+        if layout.whole is not None:
+            keys.append(whole_key(self._spec, segment))
+        return keys
+
+    @property
+    def current(self) -> str:
+        return self._spec.segment(self._index)
+
+    def position(self) -> Position:
+        return Position(self._index, self._offset)
+
+    def would_rotate(self, size: int) -> bool:
+        return self._offset > 0 and self._offset + size > self._max
+
+    def rotate(self) -> None:
+        """Upload the segment whole, then start the next one."""
+        self._check_open()
+        self.sync()
+        self._finish()
+        self._index += 1
+        self._offset = self._synced = 0
+        self._spool.seek(0)
+        self._spool.truncate()
+
+    def _finish(self) -> None:
+        """The current segment as one object; its parts are then not needed."""
+        if self._offset == 0:
+            return
+        with self._spooling():
+            self._spool.flush()
+        self._objects.put(whole_key(self._spec, self.current), self._spool_path)
+        self._objects.delete([part_key(self._spec, self.current, s) for s in self._parts])
+        self._parts = []
+
+    def append(self, data: bytes) -> Location:
+        self._check_open()
+        if self.would_rotate(len(data)):
+            self.rotate()
+        offset = self._offset
+        with self._spooling():
+            self._spool.write(data)  # at the end: reads use pread, never the file position
+        self._pending.append(data)
+        self._offset += len(data)
+        return Location(self.current, offset, len(data))
+
+    def sync(self) -> Position:
+        """Upload what was appended since the last sync as one part; then the position."""
+        if self._pending:
+            self._objects.put(
+                part_key(self._spec, self.current, self._synced), b"".join(self._pending)
+            )
+            self._parts.append(self._synced)
+            self._pending.clear()
+            self._synced = self._offset
+        return self.position()
+
+    def read(self, location: Location) -> bytes:
+        if location.file == self.current and not self._closed:
+            with self._spooling():
+                self._spool.flush()
+            return os.pread(self._spool.fileno(), location.length, location.offset)
+        return self._read_segment(
+            self._spec, None, location.file, location.offset, location.offset + location.length
+        )
+
+    def segments(self) -> list[str]:
+        names = set(self._segments_in_bucket())
+        if self._offset > 0:
+            names.add(self.current)
+        return sorted(names, key=lambda n: self._spec.index_of(n) or 0)
+
+    def _segments_in_bucket(self) -> list[str]:
+        return list_segments(self._objects, self._spec)
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self.sync()
+        self._finish()
+        self._closed = True
+        self._discard_spool()
+
+    def abandon(self) -> None:
+        """Close without uploading: nothing pending is committed, the next open cuts
+        the bucket back to the last commit."""
+        self._closed = True
+        self._discard_spool()
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise ValueError("append to a closed log")
+
+    def _discard_spool(self) -> None:
+        with contextlib.suppress(OSError):
+            self._spool.close()
+        with contextlib.suppress(OSError):
+            self._spool_path.unlink()
+
+
+class SegmentReader(Protocol):
+    """How the writer reads committed bytes back: the store's range reader."""
+
+    def __call__(
+        self, spec: LogSpec, layout: SegmentLayout | None, segment: str, start: int, end: int
+    ) -> bytes: ...

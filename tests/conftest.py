@@ -1,0 +1,36 @@
+"""Servers shared by the whole test session.
+
+``s3_server``: one SeaweedFS (``trawl.testing.s3server``) on loopback ports with its
+own temp dir, started on first use and killed when the session ends. ``s3_url``: a new
+bucket for one test, with the standard AWS variables pointing at the server (set for
+the test only, and inherited by the processes it starts).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
+
+import pytest
+
+from trawl.testing.s3server import SeaweedS3
+
+_buckets = itertools.count(1)
+
+
+@pytest.fixture(scope="session")
+def s3_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SeaweedS3]:
+    server = SeaweedS3.start(tmp_path_factory.mktemp("seaweedfs"))
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def s3_url(s3_server: SeaweedS3, monkeypatch: pytest.MonkeyPatch) -> str:
+    """``s3://BUCKET/crawl`` in a bucket of its own, the AWS variables set for it."""
+    for name, value in s3_server.env().items():
+        monkeypatch.setenv(name, value)
+    for name in ("AWS_ENDPOINT_URL_S3", "AWS_SESSION_TOKEN", "AWS_PROFILE"):
+        monkeypatch.delenv(name, raising=False)
+    bucket = s3_server.create_bucket(f"test-{next(_buckets):04d}")
+    return f"s3://{bucket}/crawl"
