@@ -1,7 +1,8 @@
 """Opening a crawl's stores from where it lives: the one place that picks a backend.
 
-Today a crawl lives in a data directory (SQLite + local files); a Redis URL and an
-object-storage URL join here later, and every caller keeps asking this module.
+A crawl lives in a data directory (SQLite + local files), or in Redis shared by a
+fleet of workers (``open_redis_store``/``open_redis_reader``: a ``redis://`` or
+``redis+cluster://`` URL and the crawl's id); every caller keeps asking this module.
 """
 
 from __future__ import annotations
@@ -15,7 +16,17 @@ from trawl.storage.sqlite.db import lock_held
 from trawl.storage.sqlite.reader import STATE_FILE, SqliteCrawlReader
 from trawl.storage.sqlite.store import SqliteCrawlStore
 
-__all__ = ["has_crawl", "in_use", "open_blobs", "open_reader", "open_store", "state_path"]
+__all__ = [
+    "has_crawl",
+    "in_use",
+    "is_redis_url",
+    "open_blobs",
+    "open_reader",
+    "open_redis_reader",
+    "open_redis_store",
+    "open_store",
+    "state_path",
+]
 
 
 def has_crawl(data_dir: Path) -> bool:
@@ -50,3 +61,35 @@ def open_reader(data_dir: Path) -> CrawlReader:
 def open_blobs(data_dir: Path, *, fsync: bool = True) -> BlobStore:
     """The crawl's WARC, text and event logs."""
     return LocalBlobStore(data_dir, fsync=fsync)
+
+
+def is_redis_url(where: str) -> bool:
+    """Whether ``where`` names a Redis server or cluster rather than a directory."""
+    return where.split("://", 1)[0] in ("redis", "rediss", "redis+cluster", "unix")
+
+
+def open_redis_store(
+    url: str,
+    crawl: str,
+    *,
+    worker: str | None = None,
+    max_per_host: int | None = None,
+    lease_seconds: float = 600.0,
+) -> CrawlStore:
+    """One worker's session of the crawl ``crawl`` in Redis; many may be open at once.
+
+    ``worker`` names the session: opening it again after a crash rolls back what it
+    left uncommitted; the same name open twice at once is refused (DataDirInUseError).
+    """
+    from trawl.storage.redis.store import RedisCrawlStore  # the client only when asked
+
+    return RedisCrawlStore(
+        url, crawl, worker=worker, max_per_host=max_per_host, lease_seconds=lease_seconds
+    )
+
+
+def open_redis_reader(url: str, crawl: str) -> CrawlReader:
+    """Read-only access to the crawl ``crawl`` in Redis."""
+    from trawl.storage.redis.reader import RedisCrawlReader
+
+    return RedisCrawlReader(url, crawl)

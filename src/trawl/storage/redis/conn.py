@@ -1,0 +1,119 @@
+"""The connection of a Redis crawl store: the client from a URL, scripts, round-trip counts.
+
+``redis://host:port/db`` is one server, ``redis+cluster://host:port`` a Redis Cluster
+(any node of it; the client finds the others). Both are redis-py's synchronous
+clients: the store Protocols are synchronous. Every call goes through ``Conn`` so a
+bench can report round trips (one per command sent alone, one per pipeline, per node
+it touches in a cluster) and commands per page.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+from urllib.parse import urlsplit
+
+import redis
+import redis.cluster
+from redis.exceptions import NoScriptError
+
+from trawl.errors import StorageError
+
+Client = redis.Redis | redis.cluster.RedisCluster
+Arg = str | bytes | int | float
+
+CLUSTER_SCHEME = "redis+cluster"
+
+
+def connect(url: str) -> Client:
+    """The synchronous client for ``url`` (``redis://`` or ``redis+cluster://``)."""
+    parts = urlsplit(url)
+    if parts.scheme == CLUSTER_SCHEME:
+        return redis.cluster.RedisCluster.from_url(
+            "redis://" + parts.netloc, require_full_coverage=True
+        )
+    if parts.scheme in ("redis", "rediss", "unix"):
+        return redis.Redis.from_url(url)
+    raise StorageError(f"not a Redis URL: {url!r} (redis://HOST:PORT/DB or redis+cluster://)")
+
+
+class Conn:
+    """A client with loaded scripts and counters of round trips and commands."""
+
+    def __init__(self, client: Client) -> None:
+        self.client = client
+        self.cluster = isinstance(client, redis.cluster.RedisCluster)
+        self.round_trips = 0
+        self.commands = 0
+        self._shas: dict[str, str] = {}
+
+    def call(self, *args: Arg) -> Any:
+        self.round_trips += 1
+        self.commands += 1
+        return self.client.execute_command(*args)  # type: ignore[no-untyped-call]
+
+    def pipeline(self) -> Pipe:
+        return Pipe(self)
+
+    def _sha(self, script: str) -> str:
+        sha = self._shas.get(script)
+        if sha is None:
+            sha = self._shas[script] = str(self.client.script_load(script))
+        return sha
+
+    def script(self, script: str, keys: Sequence[str], args: Sequence[Arg]) -> Any:
+        """Run a Lua script (by its SHA; loaded again if the server forgot it)."""
+        self.round_trips += 1
+        self.commands += 1
+        try:
+            return self.client.evalsha(self._sha(script), len(keys), *keys, *args)
+        except NoScriptError:  # a failed-over replica or a restarted server
+            self._shas.clear()
+            return self.client.evalsha(self._sha(script), len(keys), *keys, *args)
+
+    def close(self) -> None:
+        self.client.close()
+
+
+class Pipe:
+    """Commands sent together: one round trip (per node in a cluster)."""
+
+    def __init__(self, conn: Conn) -> None:
+        self._conn = conn
+        self._pipe = conn.client.pipeline(transaction=False)
+        self._n = 0
+        self._keys: list[str] = []
+
+    def __len__(self) -> int:
+        return self._n
+
+    def call(self, *args: Arg) -> None:
+        self._n += 1
+        self._keys.append(str(args[1]) if len(args) > 1 else "")
+        self._pipe.execute_command(*args)
+
+    def script(self, script: str, keys: Sequence[str], args: Sequence[Arg]) -> None:
+        self._n += 1
+        self._keys.append(keys[0] if keys else "")
+        self._pipe.execute_command("EVALSHA", self._conn._sha(script), len(keys), *keys, *args)
+
+    def execute(self) -> list[Any]:
+        if not self._n:
+            return []
+        conn = self._conn
+        conn.commands += self._n
+        conn.round_trips += len({_slot_tag(k) for k in self._keys}) if conn.cluster else 1
+        try:
+            return list(self._pipe.execute())
+        except NoScriptError:
+            raise StorageError("a Redis script was lost mid-pipeline; retry") from None
+        finally:
+            self._n = 0
+            self._keys = []
+
+
+def _slot_tag(key: str) -> str:
+    """The hash tag of ``key`` (an upper bound of the nodes a pipeline touches)."""
+    start = key.find("{")
+    end = key.find("}", start + 1)
+    return key[start + 1 : end] if start >= 0 and end > start + 1 else key
