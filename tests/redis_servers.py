@@ -126,7 +126,9 @@ class RedisCluster:
 
     @property
     def url(self) -> str:
-        return f"redis+cluster://127.0.0.1:{self.nodes[0].port}/0"
+        """The cluster through a live node (the client learns the others from it)."""
+        live = next(n for n in self.nodes if n.process.poll() is None)
+        return f"redis+cluster://127.0.0.1:{live.port}/0"
 
     def _info(self, node: RedisServer, section: str) -> dict[str, str]:
         with redis.Redis(port=node.port, socket_timeout=1, decode_responses=True) as c:

@@ -17,7 +17,7 @@ again or when another worker finds its heartbeat stale.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -48,6 +48,8 @@ class RedisFrontier(FrontierReads):
         super().__init__(*args, **kwargs)
         self.held: dict[str, Lease] = {}  # host -> the lease this session holds on it
         self.changed: set[str] = set()  # hosts with an undo hash since the last commit
+        # Rolls back the sessions of dead workers (set by the store); URLs given back.
+        self.sweep: Callable[[], int] | None = None
 
     def _host_keys(self, host: str, *, undo: bool = False) -> list[str]:
         k = self._keys.host(host)
@@ -336,9 +338,10 @@ class RedisFrontier(FrontierReads):
         return woken
 
     def reclaim_expired(self, now: float) -> int:
+        swept = self.sweep() if self.sweep is not None else 0
         hosts = self._due_hosts(self._keys.leases, now)
         if not hosts:
-            return 0
+            return swept
         pipe = self._conn.pipeline()
         for host in hosts:
             pipe.script(lua.RECLAIM, self._host_keys(host), [arg(now)])
@@ -360,7 +363,7 @@ class RedisFrontier(FrontierReads):
             else:
                 after.call("ZREM", self._keys.leases(b), host)
         after.execute()
-        return reclaimed
+        return reclaimed + swept
 
     # -- hosts ---------------------------------------------------------------------
 
@@ -391,7 +394,10 @@ class RedisFrontier(FrontierReads):
         self.changed = set()
 
     def recover(self, session: str) -> int:
-        """Undo what ``session`` did since its last commit and give back its leases."""
+        """Undo what ``session`` did since its last commit and give back its leases.
+
+        Returns how many URLs in flight went back to the queue.
+        """
         hosts = [text(h) or "" for h in self._conn.call("SMEMBERS", self._keys.session(session))]
         if not hosts:
             return 0
@@ -401,9 +407,11 @@ class RedisFrontier(FrontierReads):
             keys = [k.host, k.urls, k.queue, k.waiting, k.undo(session)]
             pipe.script(lua.ROLLBACK, keys, [session])
         after = self._conn.pipeline()
+        back = 0
         for host, answer in zip(hosts, pipe.execute(), strict=True):
-            queued, next_at, prio = answer[:3]
-            moves = list(zip(answer[3::2], answer[4::2], strict=True))
+            queued, next_at, prio, given = answer[:4]
+            moves = list(zip(answer[4::2], answer[5::2], strict=True))
+            back += int(given)
             b = self._keys.bucket_of(host)
             after.call("ZREM", self._keys.leases(b), host)
             if int(queued):
@@ -412,4 +420,4 @@ class RedisFrontier(FrontierReads):
             self._counts(after, moves)
         after.call("DEL", self._keys.session(session))
         after.execute()
-        return len(hosts)
+        return back

@@ -199,11 +199,11 @@ return {1, s[1], s[2], s[3]}
 )
 
 # A crashed session's uncommitted changes undone, its lease given back. ARGV: holder.
-# Returns {queued, next_at, priority, old1, new1, old2, new2, ...} (status moves).
+# Returns {queued, next_at, priority, URLs in flight given back, old1, new1, ...}.
 ROLLBACK = (
     _PRELUDE
     + r"""
-local moves = {}
+local moves, given = {}, 0
 local undo = redis.call('HGETALL', KEYS[5])
 local versions = {}
 for i = 1, #undo, 2 do
@@ -217,7 +217,7 @@ for i = 1, #undo, 2 do
       local rec = cjson.decode(current)
       if rec[13] == versions[fp] then
         local back = cjson.decode(undo[i + 1])
-        if back[4] == '1' then back[4], back[5] = '0', cjson.null end
+        if back[4] == '1' then back[4], back[5], given = '0', cjson.null, given + 1 end
         back[13] = rec[13]
         put(KEYS, fp, back, rec[4])
         moves[#moves + 1] = rec[4]
@@ -237,12 +237,13 @@ if h[3] == ARGV[1] then
       put(KEYS, h[1], rec, '1')
       moves[#moves + 1] = '1'
       moves[#moves + 1] = '0'
+      given = given + 1
     end
   end
   redis.call('HDEL', KEYS[1], 'lease_fp', 'lease_exp', 'holder')
 end
 local s = host_state(KEYS)
-local out = {s[1], s[2], s[3]}
+local out = {s[1], s[2], s[3], given}
 for _, v in ipairs(moves) do out[#out + 1] = v end
 return out
 """

@@ -55,7 +55,7 @@ class RedisCrawlStore:
         max_per_host: int | None = None,
         lease_seconds: float = 600.0,
         buckets: int = 16,
-        session_ttl: float = 120.0,
+        session_ttl: float = 300.0,
         wall: Callable[[], float] = time.time,
     ) -> None:
         self.url = url
@@ -78,6 +78,7 @@ class RedisCrawlStore:
             lease_seconds=lease_seconds,
         )
         self._frontier.recover(self.worker)  # what this worker left when it last died
+        self._frontier.sweep = self.recover_dead
         self._pages = RedisPageStore(self.conn, self.keys)
         self._parse_queue = RedisParseQueue(self.conn, self.keys)
         self._counters = RedisCounters(self.conn, self.keys)
@@ -95,19 +96,17 @@ class RedisCrawlStore:
         pipe.execute()
 
     def recover_dead(self) -> int:
-        """Roll back the sessions whose heartbeat stopped (workers that died); how many."""
+        """Roll back the sessions whose heartbeat stopped (workers that died).
+
+        Whoever removes a dead session from the registry (``ZREM`` answers 1 to one
+        caller only) rolls it back. Returns how many URLs in flight went back.
+        """
         dead = self.conn.call("ZRANGEBYSCORE", self.keys.sessions, "-inf", repr(self._wall()))
-        n = 0
+        back = 0
         for name in (text(d) or "" for d in dead):
-            if name == self.worker:
-                continue
-            owner = self.keys.owner(name)
-            if self.conn.call("SET", owner, self._token, "NX", "PX", int(self._ttl * 1000)):
-                self._frontier.recover(name)
-                self.conn.call("ZREM", self.keys.sessions, name)
-                self.conn.call("DEL", owner)
-                n += 1
-        return n
+            if name != self.worker and self.conn.call("ZREM", self.keys.sessions, name):
+                back += self._frontier.recover(name)
+        return back
 
     @property
     def frontier(self) -> RedisFrontier:

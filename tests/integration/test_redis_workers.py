@@ -1,0 +1,84 @@
+"""Redis stores as a fleet uses them: dead workers rolled back, a primary killed.
+
+Real servers (tests/redis_servers.py); the sessions' heartbeats read an injected
+wall clock, so a worker's death is simulated by moving that clock, not by sleeping.
+"""
+
+from __future__ import annotations
+
+import uuid
+from pathlib import Path
+
+import redis
+
+from tests.contract.test_frontier import T0, url
+from tests.contract.test_pages import page
+from tests.redis_servers import RedisCluster, RedisServer
+from trawl.models import UrlStatus
+from trawl.storage.redis.store import RedisCrawlStore
+
+
+class WallClock:
+    def __init__(self) -> None:
+        self.t = 1_000_000.0
+
+    def __call__(self) -> float:
+        return self.t
+
+
+def test_a_dead_workers_uncommitted_work_is_rolled_back_by_another(
+    redis_server: RedisServer,
+) -> None:
+    crawl, wall = uuid.uuid4().hex[:12], WallClock()
+    dead = RedisCrawlStore(redis_server.url, crawl, worker="dead", session_ttl=60, wall=wall)
+    alive = RedisCrawlStore(redis_server.url, crawl, worker="alive", session_ttl=60, wall=wall)
+    try:
+        dead.frontier.add([url("a.example", "/1"), url("b.example", "/1")], now=T0)
+        first, second = dead.frontier.take(T0), dead.frontier.take(T0)
+        assert first is not None and second is not None
+        dead.frontier.finish(first, UrlStatus.FETCHED, host_ready_at=T0 + 1)
+        dead.conn.close()  # kill -9: no commit, no goodbye
+        assert alive.frontier.reclaim_expired(T0 + 1) == 0  # its heartbeat is still fresh
+        assert alive.frontier.take(T0 + 1) is None
+        wall.t += 61
+        alive.commit()  # the living worker's heartbeat goes on
+        assert alive.frontier.reclaim_expired(T0 + 1) == 2  # both URLs it had out
+        assert alive.frontier.counts()[UrlStatus.QUEUED] == 2
+        taken = {
+            lease.url
+            for lease in (alive.frontier.take(T0 + 1), alive.frontier.take(T0 + 1))
+            if lease is not None
+        }
+        assert taken == {first.url, second.url}
+        assert alive.frontier.reclaim_expired(T0 + 1) == 0  # rolled back once
+    finally:
+        alive.close(commit=False)
+
+
+def test_committed_work_survives_a_primary_killed(tmp_path: Path) -> None:
+    """The fault drills' helper: kill -9 a primary, its replica takes over, the crawl goes on."""
+    cluster = RedisCluster(tmp_path)
+    try:
+        crawl = uuid.uuid4().hex[:12]
+        store = RedisCrawlStore(cluster.url, crawl, worker="w1")
+        store.frontier.add([url(f"h{i}.example", "/") for i in range(30)], now=T0)
+        for n in range(1, 21):
+            store.pages.add(page(n, host=f"h{n}.example"))
+        store.counters.add("status:200", 20)
+        store.commit()
+        for primary in cluster.primaries():  # replication is asynchronous: wait for it
+            with redis.Redis(port=primary.port) as c:
+                assert int(c.execute_command("WAIT", 1, 5000)) >= 1
+        cluster.kill_primary(0)
+        store.close(commit=False)
+        store = RedisCrawlStore(cluster.url, crawl, worker="w1")
+        assert store.pages.count() == 20
+        assert store.counters.get("status:200") == 20
+        assert store.frontier.counts()[UrlStatus.QUEUED] == 30
+        leases = []
+        while (lease := store.frontier.take(T0)) is not None:
+            leases.append(lease)
+        assert len({lease.host for lease in leases}) == 30
+        store.close()
+    finally:
+        cluster.stop()
