@@ -52,6 +52,12 @@ class Conn:
         self.commands += 1
         return self.client.execute_command(*args)  # type: ignore[no-untyped-call]
 
+    def nodes_of(self, keys: list[str]) -> int:
+        """How many nodes a pipeline of commands on ``keys`` goes to (cluster)."""
+        assert isinstance(self.client, redis.cluster.RedisCluster)
+        get = self.client.get_node_from_key
+        return len({get(k).name for k in {_slot_tag(k) for k in keys}})
+
     def pipeline(self) -> Pipe:
         return Pipe(self)
 
@@ -102,7 +108,7 @@ class Pipe:
             return []
         conn = self._conn
         conn.commands += self._n
-        conn.round_trips += len({_slot_tag(k) for k in self._keys}) if conn.cluster else 1
+        conn.round_trips += conn.nodes_of(self._keys) if conn.cluster else 1
         try:
             return list(self._pipe.execute())
         except NoScriptError:
@@ -113,7 +119,7 @@ class Pipe:
 
 
 def _slot_tag(key: str) -> str:
-    """The hash tag of ``key`` (an upper bound of the nodes a pipeline touches)."""
+    """A key of the same slot as ``key`` (its hash tag in braces, or itself)."""
     start = key.find("{")
     end = key.find("}", start + 1)
-    return key[start + 1 : end] if start >= 0 and end > start + 1 else key
+    return key[start : end + 1] if start >= 0 and end > start + 1 else key

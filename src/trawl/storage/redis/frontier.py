@@ -35,6 +35,7 @@ from trawl.storage.redis.frontier_read import (
 from trawl.storage.redis.keys import NONE, arg, num, text
 
 _TAKE_TRIES = 32  # hosts looked at per take before saying none is ready
+_PEEK = 4  # candidates kept per bucket from one look
 
 
 def _status(value: object) -> UrlStatus:
@@ -50,6 +51,8 @@ class RedisFrontier(FrontierReads):
         self.changed: set[str] = set()  # hosts with an undo hash since the last commit
         # Rolls back the sessions of dead workers (set by the store); URLs given back.
         self.sweep: Callable[[], int] | None = None
+        self._candidates: list[tuple[str, int]] = []  # (host, bucket), best first
+        self._candidates_at = float("-inf")
 
     def _host_keys(self, host: str, *, undo: bool = False) -> list[str]:
         k = self._keys.host(host)
@@ -137,26 +140,31 @@ class RedisFrontier(FrontierReads):
     # -- taking ------------------------------------------------------------------
 
     def _peek(self, now: float) -> tuple[str, int] | None:
-        """The best due host over every bucket (priority, then time) and its bucket."""
+        """The best due host over every bucket (priority, then time) and its bucket.
+
+        One look at the buckets yields several candidates, kept for the next takes
+        (each is claimed only if still due): a new better host may wait for the
+        candidates in hand to be used up, never more than ``_PEEK`` of them per bucket.
+        """
+        if self._candidates and self._candidates_at <= now:
+            return self._candidates.pop(0)
         pipe = self._conn.pipeline()
         for i in range(self._keys.buckets):
-            pipe.script(lua.PEEK, [self._keys.schedule(i), self._keys.priorities(i)], [arg(now)])
-        best: tuple[int, float, str, int] | None = None
-        for i, found in enumerate(pipe.execute()):
-            if found:
-                candidate = (
-                    int(float(text(found[2]) or 0)),
-                    float(text(found[1]) or 0),
-                    text(found[0]) or "",
-                    i,
-                )
-                if best is None or candidate < best:
-                    best = candidate
-        return None if best is None else (best[2], best[3])
+            keys = [self._keys.schedule(i), self._keys.priorities(i)]
+            pipe.script(lua.PEEK, keys, [arg(now), str(_PEEK)])
+        found: list[tuple[int, float, str, int]] = []
+        for i, row in enumerate(pipe.execute()):
+            for j in range(0, len(row), 3):
+                host, score, prio = (text(x) or "0" for x in row[j : j + 3])
+                found.append((int(float(prio)), float(score), host, i))
+        found.sort()
+        self._candidates = [(host, i) for _p, _s, host, i in found]
+        self._candidates_at = now
+        return self._candidates.pop(0) if self._candidates else None
 
     def take(self, now: float) -> Lease | None:
         expires = now + self._lease
-        for _ in range(_TAKE_TRIES):
+        for _ in range(_TAKE_TRIES + self._keys.buckets * _PEEK):
             peeked = self._peek(now)
             if peeked is None:
                 return None

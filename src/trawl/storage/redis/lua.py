@@ -249,18 +249,27 @@ return out
 """
 )
 
-# The best due host of a schedule bucket: KEYS sched, prio; ARGV now.
-# Returns {host, score, priority} or {}.
+# The best due hosts of a schedule bucket (priority, then time): KEYS sched, prio;
+# ARGV now, how many. Returns {host, score, priority, host, score, priority, ...}.
 PEEK = r"""
-local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'WITHSCORES', 'LIMIT', 0, 64)
-local best, bp, bs = nil, nil, nil
+local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'WITHSCORES', 'LIMIT', 0, 256)
+local found = {}
 for i = 1, #due, 2 do
   local p = tonumber(redis.call('HGET', KEYS[2], due[i]) or '0')
-  local s = tonumber(due[i + 1])
-  if best == nil or p < bp or (p == bp and s < bs) then best, bp, bs = due[i], p, s end
+  found[#found + 1] = {p, tonumber(due[i + 1]), due[i]}
 end
-if best == nil then return {} end
-return {best, tostring(bs), tostring(bp)}
+table.sort(found, function(a, b)
+  if a[1] ~= b[1] then return a[1] < b[1] end
+  if a[2] ~= b[2] then return a[2] < b[2] end
+  return a[3] < b[3]
+end)
+local out = {}
+for i = 1, math.min(#found, tonumber(ARGV[2])) do
+  out[#out + 1] = found[i][3]
+  out[#out + 1] = tostring(found[i][2])
+  out[#out + 1] = tostring(found[i][1])
+end
+return out
 """
 
 # Claim a host of a bucket if still due: KEYS sched; ARGV host, now, until. 1 or 0.
