@@ -24,11 +24,12 @@ import xxhash
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tests.redis_servers import RedisCluster, RedisServer  # noqa: E402
-from trawl.jobs import ParseJob  # noqa: E402
-from trawl.models import Location, NewUrl, UrlStatus  # noqa: E402
-from trawl.storage.base import FetchRecord, PageRecord  # noqa: E402
-from trawl.storage.redis.store import RedisCrawlStore  # noqa: E402
+from tests.redis_servers import RedisCluster, RedisServer
+
+from trawl.jobs import ParseJob
+from trawl.models import Location, NewUrl, UrlStatus
+from trawl.storage.base import FetchRecord, PageRecord
+from trawl.storage.redis.store import RedisCrawlStore
 
 _TICK = os.sysconf("SC_CLK_TCK")
 T0 = 1_000.0

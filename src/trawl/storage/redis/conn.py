@@ -56,7 +56,7 @@ class Conn:
         """How many nodes a pipeline of commands on ``keys`` goes to (cluster)."""
         assert isinstance(self.client, redis.cluster.RedisCluster)
         get = self.client.get_node_from_key
-        return len({get(k).name for k in {_slot_tag(k) for k in keys}})
+        return len({get(k).name for k in {_slot_tag(k) for k in keys}})  # type: ignore[no-untyped-call]
 
     def pipeline(self) -> Pipe:
         return Pipe(self)
