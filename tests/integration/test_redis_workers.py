@@ -13,6 +13,7 @@ import redis
 
 from tests.contract.test_frontier import T0, url
 from tests.contract.test_pages import page
+from tests.contract.test_parse_queue import job
 from tests.redis_servers import RedisCluster, RedisServer
 from trawl.models import UrlStatus
 from trawl.storage.redis.store import RedisCrawlStore
@@ -36,8 +37,12 @@ def test_a_dead_workers_uncommitted_work_is_rolled_back_by_another(
         dead.frontier.add([url("a.example", "/1"), url("b.example", "/1")], now=T0)
         first, second = dead.frontier.take(T0), dead.frontier.take(T0)
         assert first is not None and second is not None
+        dead.parse_queue.put(job(1))
+        dead.commit()  # a fetched page waits for its parse
         dead.frontier.finish(first, UrlStatus.FETCHED, host_ready_at=T0 + 1)
+        dead.parse_queue.put(job(2))
         dead.conn.close()  # kill -9: no commit, no goodbye
+        assert alive.parse_queue.pending() == []  # the dead worker's page is not ours yet
         assert alive.frontier.reclaim_expired(T0 + 1) == 0  # its heartbeat is still fresh
         assert alive.frontier.take(T0 + 1) is None
         wall.t += 61
@@ -51,6 +56,7 @@ def test_a_dead_workers_uncommitted_work_is_rolled_back_by_another(
         }
         assert taken == {first.url, second.url}
         assert alive.frontier.reclaim_expired(T0 + 1) == 0  # rolled back once
+        assert [j.fp for _seq, j in alive.parse_queue.pending()] == [1]  # taken over
     finally:
         alive.close(commit=False)
 

@@ -52,6 +52,12 @@ class Conn:
         self.commands += 1
         return self.client.execute_command(*args)  # type: ignore[no-untyped-call]
 
+    def counted(self) -> Client:
+        """The client, for one command of its own API (counted as one round trip)."""
+        self.round_trips += 1
+        self.commands += 1
+        return self.client
+
     def nodes_of(self, keys: list[str]) -> int:
         """How many nodes a pipeline of commands on ``keys`` goes to (cluster)."""
         assert isinstance(self.client, redis.cluster.RedisCluster)

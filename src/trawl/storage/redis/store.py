@@ -80,7 +80,9 @@ class RedisCrawlStore:
         self._frontier.recover(self.worker)  # what this worker left when it last died
         self._frontier.sweep = self.recover_dead
         self._pages = RedisPageStore(self.conn, self.keys)
-        self._parse_queue = RedisParseQueue(self.conn, self.keys)
+        self._parse_queue = RedisParseQueue(
+            self.conn, self.keys, self.worker, claim_idle=lease_seconds
+        )
         self._counters = RedisCounters(self.conn, self.keys)
         self._robots = RedisRobotsStore(self.conn, self.keys)
         self._origin_files = RedisOriginFileStore(self.conn, self.keys)
@@ -99,13 +101,15 @@ class RedisCrawlStore:
         """Roll back the sessions whose heartbeat stopped (workers that died).
 
         Whoever removes a dead session from the registry (``ZREM`` answers 1 to one
-        caller only) rolls it back. Returns how many URLs in flight went back.
+        caller only) rolls it back and takes over its unparsed pages. Returns how
+        many URLs in flight went back.
         """
         dead = self.conn.call("ZRANGEBYSCORE", self.keys.sessions, "-inf", repr(self._wall()))
         back = 0
         for name in (text(d) or "" for d in dead):
             if name != self.worker and self.conn.call("ZREM", self.keys.sessions, name):
                 back += self._frontier.recover(name)
+                self._parse_queue.adopt(name)
         return back
 
     @property
