@@ -116,14 +116,24 @@ def main() -> None:
     parser.add_argument("--urls", type=int, default=5_000)
     parser.add_argument("--hosts", type=int, default=500)
     parser.add_argument("--commit", type=int, default=50, help="pages per commit")
+    parser.add_argument(
+        "--appendfsync", default="everysec", choices=["everysec", "always", "off"],
+        help="the standalone server's AOF fsync policy (off: no AOF)",
+    )  # fmt: skip
+    parser.add_argument("--no-cluster", action="store_true", help="standalone only")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        server = RedisServer(Path(tmp) / "standalone")
+        server = RedisServer(Path(tmp) / "standalone", appendfsync=args.appendfsync)
         try:
-            print(f"standalone ({args.urls} URLs, {args.hosts} hosts, commit every {args.commit})")
+            print(
+                f"standalone, appendfsync {args.appendfsync} ({args.urls} URLs, "
+                f"{args.hosts} hosts, commit every {args.commit})"
+            )
             run(server.url, [server.pid], args.urls, args.hosts, args.commit)
         finally:
             server.stop()
+        if args.no_cluster:
+            return
         cluster = RedisCluster(Path(tmp) / "cluster")
         try:
             print("cluster (3 primaries, 3 replicas)")

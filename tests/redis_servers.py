@@ -54,7 +54,10 @@ def _wait(check: object, what: str, timeout: float = 30.0) -> None:
 class RedisServer:
     """One redis-server on a free loopback port, in its own directory."""
 
-    def __init__(self, directory: Path, *, cluster: bool = False) -> None:
+    def __init__(
+        self, directory: Path, *, cluster: bool = False, appendfsync: str = "everysec"
+    ) -> None:
+        """``appendfsync``: ``everysec`` (recommended), ``always``, or ``off`` (no AOF)."""
         self.dir = directory
         self.dir.mkdir(parents=True, exist_ok=True)
         self.port = free_port()
@@ -64,8 +67,8 @@ class RedisServer:
             "--port", str(self.port),
             "--dir", str(self.dir),
             "--save", "",
-            "--appendonly", "yes",
-            "--appendfsync", "everysec",
+            "--appendonly", "no" if appendfsync == "off" else "yes",
+            "--appendfsync", "everysec" if appendfsync == "off" else appendfsync,
             "--protected-mode", "yes",
             "--logfile", "redis.log",
         ]  # fmt: skip

@@ -52,6 +52,19 @@ class Conn:
         self.commands += 1
         return self.client.execute_command(*args)  # type: ignore[no-untyped-call]
 
+    def wait_replicas(self, replicas: int, timeout_ms: int) -> int:
+        """``WAIT`` on every primary: the fewest replicas that acknowledged our writes."""
+        self.commands += 1
+        if isinstance(self.client, redis.cluster.RedisCluster):
+            self.round_trips += len(self.client.get_primaries())  # type: ignore[no-untyped-call]
+            answers = self.client.execute_command(  # type: ignore[no-untyped-call]
+                "WAIT", replicas, timeout_ms, target_nodes=redis.cluster.RedisCluster.PRIMARIES
+            )
+            values = answers.values() if isinstance(answers, dict) else [answers]
+            return min(int(v) for v in values)
+        self.round_trips += 1
+        return int(self.client.execute_command("WAIT", replicas, timeout_ms))  # type: ignore[no-untyped-call]
+
     def counted(self) -> Client:
         """The client, for one command of its own API (counted as one round trip)."""
         self.round_trips += 1

@@ -11,10 +11,12 @@ cluster has no cross-shard transaction, so order and idempotence do the work):
 2. the outputs: pages (added only if their content hash is new), fetch records,
    robots answers, origin files, near-index founders, counters, parse-queue entries
    (appended once per sequence number);
-3. the acknowledgements: the frontier session's undo entries dropped (its lease ends
+3. with ``wait_replicas``, ``WAIT`` until that many replicas of every primary hold
+   the outputs (else StorageError: nothing is acknowledged);
+4. the acknowledgements: the frontier session's undo entries dropped (its lease ends
    and later-stage outcomes become final), then parse-queue entries deleted.
 
-A crash before 3 leaves the acknowledgements undone: the work is redone, and every
+A crash before 4 leaves the acknowledgements undone: the work is redone, and every
 output it writes again replaces itself. Only counters (``HINCRBY``) may count such a
 redone unit twice. The frontier's admissions and leases are written when they happen.
 """
@@ -26,7 +28,7 @@ import uuid
 from collections.abc import Callable, Mapping
 
 from trawl.dedup.minhash import MinHasher
-from trawl.errors import DataDirInUseError
+from trawl.errors import DataDirInUseError, StorageError
 from trawl.models import Position
 from trawl.storage.redis.conn import Conn, connect
 from trawl.storage.redis.frontier import RedisFrontier
@@ -56,6 +58,8 @@ class RedisCrawlStore:
         lease_seconds: float = 600.0,
         buckets: int = 16,
         session_ttl: float = 300.0,
+        wait_replicas: int = 0,
+        wait_ms: int = 1000,
         wall: Callable[[], float] = time.time,
     ) -> None:
         self.url = url
@@ -63,6 +67,7 @@ class RedisCrawlStore:
         self.keys = Keys(crawl, buckets)
         self.worker = worker or uuid.uuid4().hex[:16]
         self._ttl = session_ttl
+        self._wait = (wait_replicas, wait_ms)
         self._wall = wall
         self._token = uuid.uuid4().hex
         owner = self.keys.owner(self.worker)
@@ -169,6 +174,10 @@ class RedisCrawlStore:
         self._counters.flush(outputs)
         self._parse_queue.flush_puts(outputs)
         outputs.execute()
+        if self._wait[0] > 0:
+            got = self.conn.wait_replicas(*self._wait)
+            if got < self._wait[0]:  # not acknowledged: redo rather than trust it
+                raise StorageError(f"commit reached {got} of {self._wait[0]} replicas")
         acks = self.conn.pipeline()
         self._frontier.acknowledge(acks)
         acks.execute()
