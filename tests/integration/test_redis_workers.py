@@ -84,3 +84,21 @@ def test_committed_work_survives_a_primary_killed(tmp_path: Path) -> None:
         store.close()
     finally:
         cluster.stop()
+
+
+def test_scripts_forgotten_by_the_server_are_loaded_again(redis_server: RedisServer) -> None:
+    """A failed-over replica starts with no scripts (Redis 7 does not replicate them)."""
+    store = RedisCrawlStore(redis_server.url, uuid.uuid4().hex[:12], worker="w1")
+    try:
+        store.frontier.add([url("a.example", "/1")], now=T0)
+        store.conn.client.script_flush()
+        store.frontier.add([url("a.example", "/2"), url("b.example", "/1")], now=T0)  # pipeline
+        store.conn.client.script_flush()
+        lease = store.frontier.take(T0)  # scripts sent alone
+        assert lease is not None
+        store.frontier.finish(lease, UrlStatus.FETCHED, host_ready_at=T0)
+        store.commit()
+        assert store.frontier.counts()[UrlStatus.QUEUED] == 2
+        assert store.frontier.counts()[UrlStatus.FETCHED] == 1
+    finally:
+        store.close()

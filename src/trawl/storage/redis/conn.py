@@ -106,35 +106,47 @@ class Pipe:
     def __init__(self, conn: Conn) -> None:
         self._conn = conn
         self._pipe = conn.client.pipeline(transaction=False)
-        self._n = 0
         self._keys: list[str] = []
+        self._scripts: list[tuple[str, Sequence[str], Sequence[Arg]] | None] = []
 
     def __len__(self) -> int:
-        return self._n
+        return len(self._keys)
 
     def call(self, *args: Arg) -> None:
-        self._n += 1
         self._keys.append(str(args[1]) if len(args) > 1 else "")
+        self._scripts.append(None)
         self._pipe.execute_command(*args)
 
     def script(self, script: str, keys: Sequence[str], args: Sequence[Arg]) -> None:
-        self._n += 1
         self._keys.append(keys[0] if keys else "")
+        self._scripts.append((script, keys, args))
         self._pipe.execute_command("EVALSHA", self._conn._sha(script), len(keys), *keys, *args)
 
     def execute(self) -> list[Any]:
-        if not self._n:
+        """Every command's answer; a script the server forgot is loaded and run again.
+
+        A failed-over replica or a restarted server has an empty script cache (Redis 7
+        does not replicate it). The pipeline's other commands ran, so only the scripts
+        that answered NOSCRIPT (which did nothing) are sent again.
+        """
+        if not self._keys:
             return []
         conn = self._conn
-        conn.commands += self._n
+        conn.commands += len(self._keys)
         conn.round_trips += conn.nodes_of(self._keys) if conn.cluster else 1
+        scripts = self._scripts
         try:
-            return list(self._pipe.execute())
-        except NoScriptError:
-            raise StorageError("a Redis script was lost mid-pipeline; retry") from None
+            answers = list(self._pipe.execute(raise_on_error=False))
         finally:
-            self._n = 0
-            self._keys = []
+            self._keys, self._scripts = [], []
+        for i, answer in enumerate(answers):
+            if isinstance(answer, NoScriptError) and scripts[i] is not None:
+                conn._shas.clear()
+                script, keys, args = scripts[i]  # type: ignore[misc]
+                answers[i] = conn.script(script, keys, args)
+            elif isinstance(answer, Exception):
+                raise answer
+        return answers
 
 
 def _slot_tag(key: str) -> str:
