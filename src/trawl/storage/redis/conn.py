@@ -97,6 +97,13 @@ class Conn:
             return self.client.evalsha(self._sha(script), len(keys), *keys, *args)
 
     def close(self) -> None:
+        """Close every socket now (a cluster client's ``close`` leaves its nodes' pools)."""
+        if isinstance(self.client, redis.cluster.RedisCluster):
+            for node in self.client.get_nodes():  # type: ignore[no-untyped-call]
+                if node.redis_connection is not None:
+                    node.redis_connection.connection_pool.disconnect()
+        else:
+            self.client.connection_pool.disconnect()
         self.client.close()
 
 
