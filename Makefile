@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 # Debian packages: headless Chromium for the browser tests of the web pages.
-SYSTEM_PACKAGES ?= chromium
+SYSTEM_PACKAGES ?= chromium redis-server
 
 .PHONY: all setup system-deps test lint typecheck unit demo bench bench-extract clean
 

@@ -1,21 +1,33 @@
-"""Servers shared by the whole test session.
+"""Servers shared by the whole test session, each started on first use and
+killed when the session ends.
 
-``s3_server``: one SeaweedFS (``trawl.testing.s3server``) on loopback ports with its
-own temp dir, started on first use and killed when the session ends. ``s3_url``: a new
-bucket for one test, with the standard AWS variables pointing at the server (set for
-the test only, and inherited by the processes it starts).
+``redis_server`` / ``redis_cluster``: real redis-server processes on loopback ports
+(standalone; a Redis Cluster of 3 primaries with a replica each). ``s3_server``: one
+SeaweedFS (``trawl.testing.s3server``) with its own temp dir. ``s3_url``: a new bucket
+for one test, with the standard AWS variables pointing at the server (set for the
+test only, and inherited by the processes it starts).
 """
 
 from __future__ import annotations
 
 import itertools
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
+from tests.redis_servers import RedisCluster, RedisServer
 from trawl.testing.s3server import SeaweedS3
 
 _buckets = itertools.count(1)
+
+
+@pytest.fixture(scope="session")
+def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
+    """One standalone redis-server on a loopback port, for the whole session."""
+    server = RedisServer(tmp_path_factory.mktemp("redis"))
+    yield server
+    server.stop()
 
 
 @pytest.fixture(scope="session")
@@ -34,3 +46,11 @@ def s3_url(s3_server: SeaweedS3, monkeypatch: pytest.MonkeyPatch) -> str:
         monkeypatch.delenv(name, raising=False)
     bucket = s3_server.create_bucket(f"test-{next(_buckets):04d}")
     return f"s3://{bucket}/crawl"
+
+
+@pytest.fixture(scope="session")
+def redis_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisCluster]:
+    """A Redis Cluster of 3 primaries with a replica each, for the whole session."""
+    cluster = RedisCluster(Path(tmp_path_factory.mktemp("redis-cluster")))
+    yield cluster
+    cluster.stop()

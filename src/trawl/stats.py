@@ -13,20 +13,28 @@ from typing import Any
 
 from trawl.errors import StorageError
 from trawl.models import UrlStatus
+from trawl.storage.base import CrawlReader
 from trawl.storage.open import open_reader
+from trawl.storage.place import CrawlPlace
+
+Where = Path | CrawlPlace  # a data directory, or a crawl in Redis
 
 
-def read_meta(data_dir: Path, key: str) -> str | None:
-    reader = open_reader(data_dir)
+def _open(where: Where) -> CrawlReader:
+    return where.reader() if isinstance(where, CrawlPlace) else open_reader(where)
+
+
+def read_meta(data_dir: Where, key: str) -> str | None:
+    reader = _open(data_dir)
     try:
         return reader.meta(key)
     finally:
         reader.close()
 
 
-def read_stats(data_dir: Path) -> dict[str, Any]:
+def read_stats(data_dir: Where) -> dict[str, Any]:
     """URL counts by status, documents, hosts, and every named counter."""
-    reader = open_reader(data_dir)
+    reader = _open(data_dir)
     try:
         s = reader.stats()
     finally:
@@ -49,7 +57,7 @@ def read_stats(data_dir: Path) -> dict[str, Any]:
     }
 
 
-def url_states(data_dir: Path, *, status: str | None = None) -> dict[str, tuple[str, str | None]]:
+def url_states(data_dir: Where, *, status: str | None = None) -> dict[str, tuple[str, str | None]]:
     """URL -> (status label, reason) for every URL the crawl knows (optionally one status)."""
     wanted = None
     if status is not None:
@@ -57,7 +65,7 @@ def url_states(data_dir: Path, *, status: str | None = None) -> dict[str, tuple[
         if status not in labels:
             raise StorageError(f"unknown status {status!r}; one of {', '.join(labels)}")
         wanted = labels[status]
-    reader = open_reader(data_dir)
+    reader = _open(data_dir)
     try:
         return {url: (s.label, reason) for url, s, reason in reader.url_states(wanted)}
     finally:

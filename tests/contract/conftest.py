@@ -1,13 +1,21 @@
 """Backends under contract: every storage Protocol runs the same tests on each backend.
 
 A backend opens one ``CrawlStore`` at a time over its data (a directory, a
-``MemoryDisk``); ``restart`` ends it as a clean stop or as a crash (kill -9: nothing
-since the last commit survives) and opens the next one on what survived.
+``MemoryDisk``, a crawl id in Redis); ``restart`` ends it as a clean stop or as a
+crash (kill -9: nothing since the last commit survives) and opens the next one on
+what survived.
+
+Redis differs in one rule, stated by ``Backend.shared_frontier``: many workers share
+one crawl, so the frontier's admissions are written when made (every worker must see
+them to dedup) and survive a crash; what a crash undoes there is the lease ends and
+later-stage outcomes not committed. The sqlite and memory backends keep every write
+private until the commit.
 """
 
 from __future__ import annotations
 
 import contextlib
+import uuid
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
@@ -18,6 +26,7 @@ from trawl.storage.base import CrawlStore, Frontier
 from trawl.storage.blobs import BlobStore
 from trawl.storage.local import LocalBlobStore
 from trawl.storage.memory import MemoryBlobStore, MemoryCrawlStore, MemoryDisk
+from trawl.storage.redis.store import RedisCrawlStore
 from trawl.storage.s3 import S3BlobStore
 from trawl.storage.sqlite.store import SqliteCrawlStore
 
@@ -26,6 +35,8 @@ class Backend:
     """One kind of storage: opens stores, commits them, restarts them."""
 
     name = "?"
+    # Frontier admissions are visible to other stores and survive a crash (Redis).
+    shared_frontier = False
 
     def __init__(self) -> None:
         self._store: CrawlStore | None = None
@@ -37,6 +48,11 @@ class Backend:
     def open_another(self) -> CrawlStore:
         """A second store over the same data while the first is open (must be refused)."""
         return self._open(max_per_host=None, lease_seconds=600.0)
+
+    def open_peer(self) -> CrawlStore | None:
+        """Another worker's store on the same crawl, open beside the first (Redis), or
+        None for a backend that has one writer at a time."""
+        return None
 
     def store(self, *, max_per_host: int | None = None, lease_seconds: float = 600.0) -> CrawlStore:
         """The open store (opened with these options if none is open)."""
@@ -95,9 +111,44 @@ class MemoryBackend(Backend):
         return self._store
 
 
-@pytest.fixture(params=["memory", "sqlite"])
+class RedisBackend(Backend):
+    """A fresh crawl id per test on a shared server; one worker name across restarts."""
+
+    shared_frontier = True
+
+    def __init__(self, url: str, name: str) -> None:
+        super().__init__()
+        self.name = name
+        self.url = url
+        self.crawl = uuid.uuid4().hex[:12]
+
+    def _open(self, *, max_per_host: int | None, lease_seconds: float) -> CrawlStore:
+        # The same worker name each time: a restart after a crash rolls its session back,
+        # and a second store under that name while the first is open is refused.
+        return RedisCrawlStore(
+            self.url,
+            self.crawl,
+            worker="w1",
+            max_per_host=max_per_host,
+            lease_seconds=lease_seconds,
+            buckets=4,
+        )
+
+    def open_peer(self) -> CrawlStore:
+        return RedisCrawlStore(self.url, self.crawl, worker="w2", buckets=4)
+
+
+@pytest.fixture(params=["memory", "sqlite", "redis", "redis-cluster"])
 def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]:
-    b: Backend = MemoryBackend() if request.param == "memory" else SqliteBackend(tmp_path)
+    b: Backend
+    if request.param == "memory":
+        b = MemoryBackend()
+    elif request.param == "sqlite":
+        b = SqliteBackend(tmp_path)
+    elif request.param == "redis":
+        b = RedisBackend(request.getfixturevalue("redis_server").url, "redis")
+    else:
+        b = RedisBackend(request.getfixturevalue("redis_cluster").url, "redis-cluster")
     yield b
     with contextlib.suppress(Exception):
         b.close()

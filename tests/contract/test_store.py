@@ -63,11 +63,14 @@ def test_a_crash_before_commit_loses_every_write_and_nothing_committed(backend: 
     backend.commit()
     write_everything(store)
     store = backend.restart(crash=True)
-    assert not any(visible(store).values()), visible(store)
+    shown = visible(store)
+    # A shared frontier's admissions were seen by the other workers: they stay.
+    assert shown.pop("frontier") is backend.shared_frontier
+    assert not any(shown.values()), shown
     old = url("a.example", "/old")
     assert store.frontier.get(old.host, old.fp) is not None
     assert store.counters.all() == {"status:404": 1}
-    assert store.frontier.counts()[UrlStatus.QUEUED] == 1
+    assert store.frontier.counts()[UrlStatus.QUEUED] == (2 if backend.shared_frontier else 1)
 
 
 @pytest.mark.parametrize("crash", [True, False], ids=["crash", "stop"])
@@ -162,3 +165,34 @@ def test_a_second_store_on_the_same_data_is_refused(backend: Backend) -> None:
     with pytest.raises(DataDirInUseError):
         backend.open_another()
     backend.restart(crash=True)  # the data is free again once the first is gone
+
+
+def test_workers_share_one_crawl(backend: Backend) -> None:
+    """Redis: many workers on one crawl, one request in flight per host across them, and
+    a worker's uncommitted lease end undone when it comes back after a crash."""
+    store = backend.store()
+    peer = backend.open_peer()
+    if peer is None:
+        pytest.skip("one writer at a time (test_a_second_store_on_the_same_data_is_refused)")
+    try:
+        store.frontier.add([url("a.example", "/1"), url("a.example", "/2")], now=T0)
+        first = url("a.example", "/1")
+        assert peer.frontier.get(first.host, first.fp) is not None  # seen by every worker
+        lease = store.frontier.take(T0)
+        assert lease is not None
+        assert peer.frontier.take(T0) is None  # the host is leased, fleet-wide
+        store.frontier.finish(lease, UrlStatus.FETCHED, host_ready_at=T0 + 5)
+        assert peer.frontier.take(T0 + 4) is None  # never early
+        backend.restart(crash=True)  # the finish was never committed: undone
+        record = peer.frontier.get(lease.host, lease.fp)
+        assert record is not None and record.status is UrlStatus.QUEUED
+        assert peer.frontier.counts()[UrlStatus.QUEUED] == 2
+        again = peer.frontier.take(T0 + 5)
+        assert again is not None and again.host == "a.example"
+        peer.frontier.finish(again, UrlStatus.FETCHED, host_ready_at=T0 + 6)
+        peer.commit()
+        backend.restart(crash=True)  # committed by the peer: stays
+        done = backend.store().frontier.get(again.host, again.fp)
+        assert done is not None and done.status is UrlStatus.FETCHED
+    finally:
+        peer.close(commit=False)

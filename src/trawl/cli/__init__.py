@@ -10,11 +10,11 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 
-from trawl.cli import _crawl, _export, _extract, _robots, _search, _serve, _url
+from trawl.cli import _crawl, _export, _extract, _fleet, _robots, _search, _serve, _url
 
 Handler = Callable[[argparse.Namespace], int]
 
-_GROUPS = (_crawl, _export, _extract, _search, _serve, _url, _robots)
+_GROUPS = (_crawl, _fleet, _export, _extract, _search, _serve, _url, _robots)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -9,7 +9,7 @@ import re
 import signal
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
@@ -25,6 +25,9 @@ from trawl.config import (
 from trawl.errors import ConfigError, DiskFullError, StorageError
 from trawl.stats import read_stats, url_states
 from trawl.storage.open import has_crawl
+
+if TYPE_CHECKING:
+    from trawl.crawl import Crawl
 
 # Exit status of a crawl stopped by a full disk or by the free-space reserve (the
 # sysexits.h EX_TEMPFAIL: try again later, here once space is freed; the crawl
@@ -99,6 +102,18 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
         "(default 256M; 0: no reserve)",
     )
     p.add_argument("--parse-workers", type=int)
+    p.add_argument(
+        "--redis",
+        metavar="URL",
+        help="keep the crawl in Redis (redis:// or redis+cluster://) for `trawl worker`s",
+    )
+    p.add_argument("--crawl-id", default="main", metavar="ID", help="the crawl's id in Redis")
+    p.add_argument(
+        "--blobs", metavar="URL", help="with --redis: s3://BUCKET/PREFIX or a shared directory"
+    )
+    p.add_argument(
+        "--no-worker", action="store_true", help="with --redis: only submit and follow the fleet"
+    )
     p.add_argument("--timeout", type=float, help="total seconds per fetch")
     p.add_argument("--quiet", action="store_true", help="no progress, only the summary")
     p.add_argument(
@@ -110,7 +125,9 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     p.set_defaults(handler=_crawl)
 
     s = sub.add_parser("stats", help="progress and counts of a crawl (running or not)")
-    s.add_argument("--data", type=Path, required=True)
+    s.add_argument("--data", type=Path, help="the crawl's data directory")
+    s.add_argument("--redis", metavar="URL", help="or: the crawl is in Redis")
+    s.add_argument("--crawl-id", default="main", metavar="ID", help="the crawl's id in Redis")
     s.add_argument("--json", action="store_true")
     s.add_argument(
         "--urls",
@@ -195,8 +212,15 @@ def _saved_config(data_dir: Path) -> dict[str, Any]:
 
 def _crawl(args: argparse.Namespace) -> int:
     from trawl.crawl import Crawl
-    from trawl.progress import ProgressReporter
 
+    if args.redis is not None:
+        from trawl.cli._fleet import submit_and_run
+
+        try:
+            return submit_and_run(args, _overrides(args, args.data or Path(".")))
+        except ConfigError as exc:
+            print(f"trawl crawl: {exc}", file=sys.stderr)
+            return 2
     data_dir = args.resume or args.data
     if data_dir is None:
         print("trawl crawl: --data DIR (or --resume DIR) is required", file=sys.stderr)
@@ -217,10 +241,17 @@ def _crawl(args: argparse.Namespace) -> int:
     except (ConfigError, StorageError) as exc:
         print(f"trawl crawl: {exc}", file=sys.stderr)
         return 2
-    reporter = ProgressReporter(interval=args.progress_interval)
+    return run_and_report(crawl, quiet=args.quiet, interval=args.progress_interval)
+
+
+def run_and_report(crawl: Crawl, *, quiet: bool, interval: float | None) -> int:
+    """Run a built crawl to its end with progress, signals and the summary; the exit code."""
+    from trawl.progress import ProgressReporter
+
+    reporter = ProgressReporter(interval=interval)
     late = _LateInterrupts()
     try:
-        summary = asyncio.run(_run(crawl, reporter, late, quiet=args.quiet))
+        summary = asyncio.run(_run(crawl, reporter, late, quiet=quiet))
     finally:
         # From the loop ending to the process exiting, Ctrl-C must not tear the
         # close in half; it only marks the run as interrupted.
@@ -304,9 +335,16 @@ def _escape(text: str) -> str:
 
 
 def _stats(args: argparse.Namespace) -> int:
+    from trawl.storage.place import CrawlPlace
+
+    try:
+        where = CrawlPlace(data=args.data, redis=args.redis, crawl=args.crawl_id)
+    except StorageError as exc:
+        print(f"trawl stats: {exc} (--data DIR or --redis URL)", file=sys.stderr)
+        return 2
     if args.urls is not None:
         try:
-            states = url_states(args.data, status=None if args.urls == "all" else args.urls)
+            states = url_states(where, status=None if args.urls == "all" else args.urls)
         except StorageError as exc:
             print(f"trawl stats: {exc}", file=sys.stderr)
             return 2
@@ -314,7 +352,7 @@ def _stats(args: argparse.Namespace) -> int:
             print(f"{status}\t{_escape(reason or '')}\t{_escape(url)}")
         return 0
     try:
-        stats = read_stats(args.data)
+        stats = read_stats(where)
     except StorageError as exc:
         print(f"trawl stats: {exc}", file=sys.stderr)
         return 2

@@ -1,8 +1,9 @@
 """Opening a crawl's stores from where it lives: the one place that picks a backend.
 
-A crawl lives in a data directory (SQLite + local files); its logs may instead live in
-an S3 bucket (``open_blobs("s3://BUCKET/PREFIX")``); a Redis URL joins here later, and
-every caller keeps asking this module.
+A crawl lives in a data directory (SQLite + local files), or in Redis shared by a
+fleet of workers (``open_redis_store``/``open_redis_reader``: a ``redis://`` or
+``redis+cluster://`` URL and the crawl's id); its logs may live in an S3 bucket
+(``open_blobs("s3://BUCKET/PREFIX")``). Every caller keeps asking this module.
 """
 
 from __future__ import annotations
@@ -22,8 +23,11 @@ __all__ = [
     "disk_full_of",
     "has_crawl",
     "in_use",
+    "is_redis_url",
     "open_blobs",
     "open_reader",
+    "open_redis_reader",
+    "open_redis_store",
     "open_store",
     "state_path",
 ]
@@ -75,3 +79,35 @@ def disk_full_of(exc: BaseException, data_dir: Path) -> DiskFullError | None:
     chain = (exc, exc.__cause__, exc.__context__)
     db_error = any(isinstance(e, sqlite3.Error) for e in chain)
     return as_disk_full(exc, state_path(data_dir) if db_error else data_dir)
+
+
+def is_redis_url(where: str) -> bool:
+    """Whether ``where`` names a Redis server or cluster rather than a directory."""
+    return where.split("://", 1)[0] in ("redis", "rediss", "redis+cluster", "unix")
+
+
+def open_redis_store(
+    url: str,
+    crawl: str,
+    *,
+    worker: str | None = None,
+    max_per_host: int | None = None,
+    lease_seconds: float = 600.0,
+) -> CrawlStore:
+    """One worker's session of the crawl ``crawl`` in Redis; many may be open at once.
+
+    ``worker`` names the session: opening it again after a crash rolls back what it
+    left uncommitted; the same name open twice at once is refused (DataDirInUseError).
+    """
+    from trawl.storage.redis.store import RedisCrawlStore  # the client only when asked
+
+    return RedisCrawlStore(
+        url, crawl, worker=worker, max_per_host=max_per_host, lease_seconds=lease_seconds
+    )
+
+
+def open_redis_reader(url: str, crawl: str) -> CrawlReader:
+    """Read-only access to the crawl ``crawl`` in Redis."""
+    from trawl.storage.redis.reader import RedisCrawlReader
+
+    return RedisCrawlReader(url, crawl)

@@ -1,0 +1,281 @@
+"""The frontier's Lua scripts: each runs on one host's shard (KEYS are one host's keys).
+
+KEYS = host hash, URL records, queue, waiting [, the session's undo hash]. A URL
+record is a JSON array whose numbers are strings (exact floats, Python's ``repr``):
+``[url, depth, priority, status, due, attempts, reason, via, hops, etag,
+last_modified, revisit, version]``. ``version`` grows at every change: a session's
+undo entry is applied only if the record is still as that session left it.
+The host hash holds ``next_at``, ``admitted``, ``budget``, ``priority``, ``demoted``,
+the lease (``lease_fp``, ``lease_exp``, ``holder``) and ``s<status>`` URL counts.
+"""
+
+from __future__ import annotations
+
+_PRELUDE = r"""
+local NONE = '\0'
+local function nz(v) if v == NONE then return cjson.null end return v end
+local function num(v, d)
+  if v == nil or v == false or v == '' then return d end
+  return tonumber(v)
+end
+local function put(K, fp, rec, old)
+  rec[13] = tostring((tonumber(rec[13]) or 0) + 1)
+  redis.call('HSET', K[2], fp, cjson.encode(rec))
+  local st = rec[4]
+  if old ~= st then
+    if old == '0' then redis.call('ZREM', K[3], fp) end
+    if old == '6' then redis.call('ZREM', K[4], fp) end
+    if old then redis.call('HINCRBY', K[1], 's' .. old, -1) end
+    redis.call('HINCRBY', K[1], 's' .. st, 1)
+  end
+  if st == '0' then redis.call('ZADD', K[3], rec[3], fp) end
+  if st == '6' then redis.call('ZADD', K[4], rec[5], fp) end
+end
+local function snapshot(K, fp, current)
+  if redis.call('HEXISTS', K[5], fp) == 0 then redis.call('HSET', K[5], fp, current) end
+end
+local function touched(K, fp, rec) redis.call('HSET', K[5], 'v:' .. fp, rec[13]) end
+local function host_state(K)
+  local h = redis.call('HMGET', K[1], 'next_at', 'priority', 'holder')
+  return {redis.call('ZCARD', K[3]), h[1] or '0', h[2] or '0', h[3] or ''}
+end
+"""
+
+# ARGV: max_per_host ('' none), then per URL: n candidates, the candidates, url, record.
+# Returns per URL: the slot admitted, 'S' seen, 'D' over budget, 'C' every candidate taken;
+# then the host state (queued, next_at, priority, holder).
+ADD = (
+    _PRELUDE
+    + r"""
+local budget = num(redis.call('HGET', KEYS[1], 'budget'), num(ARGV[1], nil))
+local admitted = num(redis.call('HGET', KEYS[1], 'admitted'), 0)
+local out = {}
+local i = 2
+while i <= #ARGV do
+  local n = tonumber(ARGV[i])
+  local url, rec = ARGV[i + n + 1], ARGV[i + n + 2]
+  local answer = 'C'
+  for c = 1, n do
+    local fp = ARGV[i + c]
+    local stored = redis.call('HGET', KEYS[2], fp)
+    if not stored then
+      if budget and admitted >= budget then answer = 'D' else
+        admitted = admitted + 1
+        put(KEYS, fp, cjson.decode(rec), nil)
+        answer = fp
+      end
+      break
+    end
+    if cjson.decode(stored)[1] == url then answer = 'S' break end
+  end
+  out[#out + 1] = answer
+  i = i + n + 3
+end
+redis.call('HSET', KEYS[1], 'admitted', admitted)
+local s = host_state(KEYS)
+for _, v in ipairs(s) do out[#out + 1] = v end
+return out
+"""
+)
+
+# ARGV: now, expiry, holder. Returns {'ok', fp, record, queued} or {'busy'|'later', at}
+# or {'empty'}.
+TAKE = (
+    _PRELUDE
+    + r"""
+local h = redis.call('HMGET', KEYS[1], 'holder', 'lease_exp', 'next_at')
+if h[1] and h[1] ~= '' then return {'busy', h[2]} end
+if num(h[3], 0) > tonumber(ARGV[1]) then return {'later', h[3]} end
+local top = redis.call('ZRANGE', KEYS[3], 0, 0)
+if #top == 0 then return {'empty'} end
+local fp = top[1]
+local rec = cjson.decode(redis.call('HGET', KEYS[2], fp))
+local old = rec[4]
+rec[4] = '1'
+rec[5] = ARGV[2]
+put(KEYS, fp, rec, old)
+redis.call('HSET', KEYS[1], 'lease_fp', fp, 'lease_exp', ARGV[2], 'holder', ARGV[3])
+return {'ok', fp, redis.call('HGET', KEYS[2], fp), redis.call('ZCARD', KEYS[3])}
+"""
+)
+
+# The end of a lease. ARGV: fp, expiry, kind (f finish, r retry, q requeue), status,
+# host_ready_at, reason, etag, last_modified, due. A lease no longer held changes nothing.
+# Returns {old status, new status, queued, priority} or {'late'}.
+FINISH = (
+    _PRELUDE
+    + r"""
+local fp = ARGV[1]
+local h = redis.call('HMGET', KEYS[1], 'lease_fp', 'lease_exp', 'priority')
+if h[1] ~= fp or h[2] ~= ARGV[2] then return {'late'} end
+local current = redis.call('HGET', KEYS[2], fp)
+local rec = cjson.decode(current)
+snapshot(KEYS, fp, current)
+local old, kind = rec[4], ARGV[3]
+if kind == 'f' then
+  rec[4], rec[5], rec[7] = ARGV[4], cjson.null, nz(ARGV[6])
+  rec[10], rec[11] = nz(ARGV[7]), nz(ARGV[8])
+  rec[6] = tostring(tonumber(rec[6]) + 1)
+elseif kind == 'r' then
+  rec[4], rec[5], rec[7] = '6', ARGV[9], nz(ARGV[6])
+  rec[6] = tostring(tonumber(rec[6]) + 1)
+else
+  rec[4], rec[5] = '0', cjson.null
+end
+put(KEYS, fp, rec, old)
+touched(KEYS, fp, rec)
+redis.call('HDEL', KEYS[1], 'lease_fp', 'lease_exp', 'holder')
+redis.call('HSET', KEYS[1], 'next_at', ARGV[5])
+return {old, rec[4], redis.call('ZCARD', KEYS[3]), h[3] or '0'}
+"""
+)
+
+# A later stage's outcome, or a revisit. ARGV: fp, kind (s status, v revisit), status,
+# reason, due, interval. Returns {old, new}, {'active', old}, or {} (nothing to do).
+SET_STATUS = (
+    _PRELUDE
+    + r"""
+local fp = ARGV[1]
+local current = redis.call('HGET', KEYS[2], fp)
+if not current then return {} end
+local rec = cjson.decode(current)
+local old = rec[4]
+local active = old == '0' or old == '1' or old == '6'
+if ARGV[2] == 's' then
+  if old == ARGV[3] then return {} end
+  if active then return {'active', old} end
+  snapshot(KEYS, fp, current)
+  rec[4], rec[7] = ARGV[3], nz(ARGV[4])
+else
+  if active then return {} end
+  snapshot(KEYS, fp, current)
+  rec[4], rec[5], rec[12], rec[6], rec[7] = '6', ARGV[5], ARGV[6], '0', 'revisit'
+end
+put(KEYS, fp, rec, old)
+touched(KEYS, fp, rec)
+return {old, rec[4]}
+"""
+)
+
+# Waiting URLs due by ARGV[1] queued again. Returns {woken, earliest due left or '',
+# queued, next_at, priority, holder}.
+WAKE = (
+    _PRELUDE
+    + r"""
+local due = redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', ARGV[1])
+for _, fp in ipairs(due) do
+  local rec = cjson.decode(redis.call('HGET', KEYS[2], fp))
+  local old = rec[4]
+  rec[4], rec[5] = '0', cjson.null
+  put(KEYS, fp, rec, old)
+end
+local left = redis.call('ZRANGE', KEYS[4], 0, 0, 'WITHSCORES')
+local out = {#due, left[2] or ''}
+for _, v in ipairs(host_state(KEYS)) do out[#out + 1] = v end
+return out
+"""
+)
+
+# An expired lease (expiry <= ARGV[1]) given back. Returns {1, queued, next_at, priority}
+# when reclaimed, {0, expiry} for a live lease, {0} for none.
+RECLAIM = (
+    _PRELUDE
+    + r"""
+local h = redis.call('HMGET', KEYS[1], 'lease_fp', 'lease_exp', 'holder')
+if not h[3] or h[3] == '' then return {0} end
+if tonumber(h[2]) > tonumber(ARGV[1]) then return {0, h[2]} end
+local current = redis.call('HGET', KEYS[2], h[1])
+if current then
+  local rec = cjson.decode(current)
+  if rec[4] == '1' and rec[5] == h[2] then
+    rec[4], rec[5] = '0', cjson.null
+    put(KEYS, h[1], rec, '1')
+  end
+end
+redis.call('HDEL', KEYS[1], 'lease_fp', 'lease_exp', 'holder')
+local s = host_state(KEYS)
+return {1, s[1], s[2], s[3]}
+"""
+)
+
+# A crashed session's uncommitted changes undone, its lease given back. ARGV: holder.
+# Returns {queued, next_at, priority, URLs in flight given back, old1, new1, ...}.
+ROLLBACK = (
+    _PRELUDE
+    + r"""
+local moves, given = {}, 0
+local undo = redis.call('HGETALL', KEYS[5])
+local versions = {}
+for i = 1, #undo, 2 do
+  if string.sub(undo[i], 1, 2) == 'v:' then versions[string.sub(undo[i], 3)] = undo[i + 1] end
+end
+for i = 1, #undo, 2 do
+  local fp = undo[i]
+  if string.sub(fp, 1, 2) ~= 'v:' then
+    local current = redis.call('HGET', KEYS[2], fp)
+    if current and undo[i + 1] ~= '' then
+      local rec = cjson.decode(current)
+      if rec[13] == versions[fp] then
+        local back = cjson.decode(undo[i + 1])
+        if back[4] == '1' then back[4], back[5], given = '0', cjson.null, given + 1 end
+        back[13] = rec[13]
+        put(KEYS, fp, back, rec[4])
+        moves[#moves + 1] = rec[4]
+        moves[#moves + 1] = back[4]
+      end
+    end
+  end
+end
+redis.call('DEL', KEYS[5])
+local h = redis.call('HMGET', KEYS[1], 'lease_fp', 'lease_exp', 'holder')
+if h[3] == ARGV[1] then
+  local current = redis.call('HGET', KEYS[2], h[1])
+  if current then
+    local rec = cjson.decode(current)
+    if rec[4] == '1' then
+      rec[4], rec[5] = '0', cjson.null
+      put(KEYS, h[1], rec, '1')
+      moves[#moves + 1] = '1'
+      moves[#moves + 1] = '0'
+      given = given + 1
+    end
+  end
+  redis.call('HDEL', KEYS[1], 'lease_fp', 'lease_exp', 'holder')
+end
+local s = host_state(KEYS)
+local out = {s[1], s[2], s[3], given}
+for _, v in ipairs(moves) do out[#out + 1] = v end
+return out
+"""
+)
+
+# The best due hosts of a schedule bucket (priority, then time): KEYS sched, prio;
+# ARGV now, how many. Returns {host, score, priority, host, score, priority, ...}.
+PEEK = r"""
+local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'WITHSCORES', 'LIMIT', 0, 256)
+local found = {}
+for i = 1, #due, 2 do
+  local p = tonumber(redis.call('HGET', KEYS[2], due[i]) or '0')
+  found[#found + 1] = {p, tonumber(due[i + 1]), due[i]}
+end
+table.sort(found, function(a, b)
+  if a[1] ~= b[1] then return a[1] < b[1] end
+  if a[2] ~= b[2] then return a[2] < b[2] end
+  return a[3] < b[3]
+end)
+local out = {}
+for i = 1, math.min(#found, tonumber(ARGV[2])) do
+  out[#out + 1] = found[i][3]
+  out[#out + 1] = tostring(found[i][2])
+  out[#out + 1] = tostring(found[i][1])
+end
+return out
+"""
+
+# Claim a host of a bucket if still due: KEYS sched; ARGV host, now, until. 1 or 0.
+CLAIM = r"""
+local s = redis.call('ZSCORE', KEYS[1], ARGV[1])
+if not s or tonumber(s) > tonumber(ARGV[2]) then return 0 end
+redis.call('ZADD', KEYS[1], ARGV[3], ARGV[1])
+return 1
+"""

@@ -1,0 +1,230 @@
+"""Pages and fetch records in Redis, written at the store's commit.
+
+Writes wait in this process until ``commit`` sends them (reads see them meanwhile);
+each is safe to send twice: a page is added only if its content hash is new
+(``HSETNX``), a fetch record replaces the one of its URL, indexed flags are set.
+Pages keep their storage order in a sorted set; the unindexed ones in another.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import replace
+from typing import Any
+
+import orjson
+
+from trawl.models import Location
+from trawl.storage.base import FetchRecord, PageRecord
+from trawl.storage.reasons import one_line
+from trawl.storage.redis.conn import Conn, Pipe
+from trawl.storage.redis.keys import Keys, arg, text
+
+# KEYS pages, order, seq, unindexed, dups; ARGV hash, record, indexed, duplicates.
+ADD_PAGE = r"""
+if redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2]) == 0 then return 0 end
+local n = redis.call('INCR', KEYS[3])
+redis.call('ZADD', KEYS[2], n, ARGV[1])
+if ARGV[3] == '0' then redis.call('ZADD', KEYS[4], n, ARGV[1]) end
+if ARGV[4] ~= '0' then redis.call('HINCRBY', KEYS[5], ARGV[1], ARGV[4]) end
+return 1
+"""
+
+# KEYS order, unindexed; ARGV indexed ('1' or '0'), hashes.
+MARK = r"""
+for i = 2, #ARGV do
+  local n = redis.call('ZSCORE', KEYS[1], ARGV[i])
+  if n then
+    if ARGV[1] == '1' then redis.call('ZREM', KEYS[2], ARGV[i])
+    else redis.call('ZADD', KEYS[2], n, ARGV[i]) end
+  end
+end
+return 0
+"""
+
+_CHUNK = 500
+
+
+def _loc(x: list[Any]) -> Location:
+    return Location(str(x[0]), int(x[1]), int(x[2]))
+
+
+def encode_page(p: PageRecord) -> str:
+    w, t = p.warc, p.text
+    row = [p.url, p.host, str(p.fp), repr(p.fetched_at), p.title, p.language]
+    return orjson.dumps([*row, [w.file, w.offset, w.length], [t.file, t.offset, t.length]]).decode()
+
+
+def decode_page(content_hash: str, data: Any, duplicates: Any, unindexed: Any) -> PageRecord:
+    r = orjson.loads(data)
+    return PageRecord(
+        content_hash=content_hash,
+        url=r[0],
+        host=r[1],
+        fp=int(r[2]),
+        fetched_at=float(r[3]),
+        title=r[4],
+        language=r[5],
+        warc=_loc(r[6]),
+        text=_loc(r[7]),
+        duplicates=int(duplicates or 0),
+        indexed=unindexed is None,
+    )
+
+
+def encode_fetch(f: FetchRecord) -> str:
+    row = [
+        f.url,
+        f.final_url,
+        f.status,
+        repr(f.fetched_at),
+        [f.warc.file, f.warc.offset, f.warc.length],
+    ]
+    return orjson.dumps([*row, f.content_hash, f.outcome]).decode()
+
+
+def decode_fetch(host: str, fp: int, data: Any) -> FetchRecord:
+    r = orjson.loads(data)
+    return FetchRecord(host, fp, r[0], r[1], int(r[2]), float(r[3]), _loc(r[4]), r[5], r[6])
+
+
+class PageReads:
+    """Committed pages, as any process reads them (the store adds its buffer on top)."""
+
+    def __init__(self, conn: Conn, keys: Keys) -> None:
+        self._conn = conn
+        self._keys = keys
+
+    def _load(self, hashes: list[str]) -> list[PageRecord | None]:
+        if not hashes:
+            return []
+        k = self._keys
+        pipe = self._conn.pipeline()
+        pipe.call("HMGET", k.pages, *hashes)
+        pipe.call("HMGET", k.duplicates, *hashes)
+        pipe.call("ZMSCORE", k.unindexed, *hashes)
+        rows, dups, unx = pipe.execute()
+        return [
+            None if data is None else decode_page(h, data, d, u)
+            for h, data, d, u in zip(hashes, rows, dups, unx, strict=True)
+        ]
+
+    def find_committed(self, content_hash: str) -> PageRecord | None:
+        return self._load([content_hash])[0]
+
+    def committed_pages(self) -> Iterator[PageRecord]:
+        start = 0
+        while True:
+            hashes = [
+                text(h) or ""
+                for h in self._conn.call("ZRANGE", self._keys.page_order, start, start + _CHUNK - 1)
+            ]
+            yield from (p for p in self._load(hashes) if p is not None)
+            if len(hashes) < _CHUNK:
+                return
+            start += _CHUNK
+
+    def committed_count(self) -> int:
+        return int(self._conn.call("ZCARD", self._keys.page_order))
+
+    def fetch_committed(self, host: str, fp: int) -> FetchRecord | None:
+        data = self._conn.call("HGET", self._keys.host(host).fetches, arg(fp))
+        return None if data is None else decode_fetch(host, fp, data)
+
+
+class RedisPageStore(PageReads):
+    """The PageStore protocol: a write buffer over the committed pages and fetches."""
+
+    def __init__(self, conn: Conn, keys: Keys) -> None:
+        super().__init__(conn, keys)
+        self.drop()
+
+    def drop(self) -> None:
+        """Forget every write not yet committed (a crash does the same)."""
+        self._new: dict[str, PageRecord] = {}
+        self._dups: dict[str, int] = {}
+        self._indexed: dict[str, bool] = {}  # committed pages marked since the commit
+        self._fetches: dict[tuple[str, int], FetchRecord] = {}
+
+    def find(self, content_hash: str) -> PageRecord | None:
+        page = self._new.get(content_hash)
+        if page is not None:
+            return page
+        page = self.find_committed(content_hash)
+        if page is None:
+            return None
+        indexed = self._indexed.get(content_hash, page.indexed)
+        return replace(
+            page, duplicates=page.duplicates + self._dups.get(content_hash, 0), indexed=indexed
+        )
+
+    def add(self, page: PageRecord) -> None:
+        if page.content_hash in self._new:
+            raise ValueError(f"page {page.content_hash} is stored already")
+        self._new[page.content_hash] = page
+
+    def count_duplicate(self, content_hash: str) -> None:
+        page = self._new.get(content_hash)
+        if page is not None:
+            self._new[content_hash] = replace(page, duplicates=page.duplicates + 1)
+        elif self.find_committed(content_hash) is not None:
+            self._dups[content_hash] = self._dups.get(content_hash, 0) + 1
+
+    def count(self) -> int:
+        return self.committed_count() + len(self._new)
+
+    def unindexed(self, limit: int) -> list[PageRecord]:
+        return [p for p in self.pages() if not p.indexed][:limit]
+
+    def mark_indexed(self, content_hashes: list[str], *, indexed: bool = True) -> None:
+        for h in content_hashes:
+            page = self._new.get(h)
+            if page is not None:
+                self._new[h] = replace(page, indexed=indexed)
+            else:
+                self._indexed[h] = indexed
+
+    def pages(self) -> Iterator[PageRecord]:
+        for page in self.committed_pages():
+            indexed = self._indexed.get(page.content_hash, page.indexed)
+            dups = page.duplicates + self._dups.get(page.content_hash, 0)
+            yield replace(page, duplicates=dups, indexed=indexed)
+        yield from list(self._new.values())
+
+    def record_fetch(self, f: FetchRecord) -> None:
+        self._fetches[(f.host, f.fp)] = replace(f, outcome=one_line(f.outcome))
+
+    def set_fetch_outcome(
+        self, host: str, fp: int, *, content_hash: str | None, outcome: str
+    ) -> None:
+        f = self.fetch_of(host, fp)
+        if f is not None:
+            self._fetches[(host, fp)] = replace(
+                f, content_hash=content_hash, outcome=one_line(outcome)
+            )
+
+    def fetch_of(self, host: str, fp: int) -> FetchRecord | None:
+        f = self._fetches.get((host, fp))
+        return f if f is not None else self.fetch_committed(host, fp)
+
+    def flush(self, pipe: Pipe) -> None:
+        """Queue every buffered write in ``pipe`` (the commit sends it)."""
+        k = self._keys
+        for page in self._new.values():
+            keys = [k.pages, k.page_order, k.page_seq, k.unindexed, k.duplicates]
+            args = [
+                page.content_hash,
+                encode_page(page),
+                "1" if page.indexed else "0",
+                str(page.duplicates),
+            ]
+            pipe.script(ADD_PAGE, keys, args)
+        for h, n in self._dups.items():
+            pipe.call("HINCRBY", k.duplicates, h, n)
+        for flag in (True, False):
+            marked = [h for h, v in self._indexed.items() if v is flag]
+            if marked:
+                pipe.script(MARK, [k.page_order, k.unindexed], ["1" if flag else "0", *marked])
+        for (host, fp), f in self._fetches.items():
+            pipe.call("HSET", k.host(host).fetches, arg(fp), encode_fetch(f))
+        self.drop()

@@ -1,0 +1,193 @@
+"""Robots answers, origin files, meta, counters and the near index in Redis.
+
+Each keeps its writes in this process until the store's commit queues them in the
+commit's pipeline (``flush``); reads see the buffer over what is committed. Every
+write is a plain replace, except counters (``HINCRBY``): a unit of work redone after a
+crash in the middle of a commit may count twice.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from trawl.dedup.minhash import MinHasher, Signature
+from trawl.dedup.near import MemoryNearIndex, NearMatch
+from trawl.storage.base import RobotsRow
+from trawl.storage.redis.conn import Conn, Pipe
+from trawl.storage.redis.keys import Keys, b64, text, unb64
+
+LAYOUT_KEY = "near.minhash"  # the meta key the other backends keep the layout under
+
+
+def encode_robots(r: RobotsRow) -> str:
+    row = [r.host, r.status, b64(r.body), repr(r.fetched_at), repr(r.expires_at), r.failures]
+    unreachable = None if r.unreachable_since is None else repr(r.unreachable_since)
+    good_at = None if r.good_fetched_at is None else repr(r.good_fetched_at)
+    return orjson.dumps([*row, unreachable, r.good_status, b64(r.good_body), good_at]).decode()
+
+
+def decode_robots(data: Any) -> RobotsRow:
+    r = orjson.loads(data)
+    return RobotsRow(
+        host=r[0],
+        status=r[1],
+        body=unb64(r[2]),
+        fetched_at=float(r[3]),
+        expires_at=float(r[4]),
+        failures=int(r[5]),
+        unreachable_since=None if r[6] is None else float(r[6]),
+        good_status=r[7],
+        good_body=unb64(r[8]),
+        good_fetched_at=None if r[9] is None else float(r[9]),
+    )
+
+
+class RedisRobotsStore:
+    def __init__(self, conn: Conn, keys: Keys) -> None:
+        self._conn, self._keys = conn, keys
+        self.pending: dict[str, RobotsRow] = {}
+
+    def load(self, host: str) -> RobotsRow | None:
+        row = self.pending.get(host)
+        if row is not None:
+            return row
+        data = self._conn.call("GET", self._keys.robots(host))
+        return None if data is None else decode_robots(data)
+
+    def save(self, row: RobotsRow) -> None:
+        self.pending[row.host] = row
+
+    def flush(self, pipe: Pipe) -> None:
+        for host, row in self.pending.items():
+            pipe.call("SET", self._keys.robots(host), encode_robots(row))
+        self.pending = {}
+
+
+class RedisOriginFileStore:
+    def __init__(self, conn: Conn, keys: Keys) -> None:
+        self._conn, self._keys = conn, keys
+        self.pending: dict[tuple[str, str], tuple[int | None, bytes | None, float]] = {}
+
+    def load(self, kind: str, origin: str) -> tuple[int | None, bytes | None, float] | None:
+        found = self.pending.get((kind, origin))
+        if found is not None:
+            return found
+        data = self._conn.call("HGET", self._keys.origin_files(origin), kind)
+        if data is None:
+            return None
+        status, body, expires = orjson.loads(data)
+        return status, unb64(body), float(expires)
+
+    def save(
+        self,
+        kind: str,
+        origin: str,
+        *,
+        status: int | None,
+        body: bytes | None,
+        fetched_at: float,
+        expires_at: float,
+    ) -> None:
+        self.pending[(kind, origin)] = (status, body, float(expires_at))
+
+    def flush(self, pipe: Pipe) -> None:
+        for (kind, origin), (status, body, expires) in self.pending.items():
+            value = orjson.dumps([status, b64(body), repr(expires)]).decode()
+            pipe.call("HSET", self._keys.origin_files(origin), kind, value)
+        self.pending = {}
+
+
+class RedisMeta:
+    def __init__(self, conn: Conn, keys: Keys) -> None:
+        self._conn, self._keys = conn, keys
+        self.pending: dict[str, str] = {}
+
+    def get(self, key: str) -> str | None:
+        if key in self.pending:
+            return self.pending[key]
+        return text(self._conn.call("HGET", self._keys.meta, key))
+
+    def set(self, key: str, value: str) -> None:
+        self.pending[key] = value
+
+    def flush(self, pipe: Pipe) -> None:
+        if self.pending:
+            pipe.call("HSET", self._keys.meta, *[x for kv in self.pending.items() for x in kv])
+        self.pending = {}
+
+
+class RedisCounters:
+    def __init__(self, conn: Conn, keys: Keys) -> None:
+        self._conn, self._keys = conn, keys
+        self.pending: dict[str, int] = {}
+
+    def add(self, name: str, n: int = 1) -> None:
+        if n:
+            self.pending[name] = self.pending.get(name, 0) + n
+
+    def get(self, name: str) -> int:
+        stored = self._conn.call("HGET", self._keys.counters, name)
+        return int(stored or 0) + self.pending.get(name, 0)
+
+    def all(self) -> dict[str, int]:
+        stored = self._conn.call("HGETALL", self._keys.counters)
+        totals = {text(k) or "": int(v) for k, v in stored.items()}
+        for name, n in self.pending.items():
+            totals[name] = totals.get(name, 0) + n
+        return totals
+
+    def with_prefix(self, prefix: str) -> dict[str, int]:
+        """Counters under ``prefix`` (e.g. "dropped:"), keyed by the rest of the name."""
+        return {k[len(prefix) :]: v for k, v in sorted(self.all().items()) if k.startswith(prefix)}
+
+    def flush(self, pipe: Pipe) -> None:
+        for name, n in self.pending.items():
+            if n:
+                pipe.call("HINCRBY", self._keys.counters, name, n)
+        self.pending = {}
+
+
+class RedisNearIndex:
+    """``NearDupIndex`` over a ``MemoryNearIndex`` of the founders in Redis (read at open).
+
+    Founders added here are appended to the Redis list at commit. Founders other workers
+    add after this index was opened are not seen by it until the store is opened again.
+    """
+
+    def __init__(self, conn: Conn, keys: Keys, meta: RedisMeta, hasher: MinHasher) -> None:
+        self._conn, self._keys = conn, keys
+        stored = meta.get(LAYOUT_KEY)
+        self.reset = stored is not None and stored.split(";")[0] != hasher.signature_layout
+        meta.set(LAYOUT_KEY, hasher.layout)
+        self._index = MemoryNearIndex(hasher)
+        self.pending: list[str] = []
+        if not self.reset:
+            for data in conn.call("LRANGE", keys.near, 0, -1):
+                sig, cluster, doc = orjson.loads(data)
+                self._index.add(bytes.fromhex(sig), cluster, doc)
+
+    @property
+    def hasher(self) -> MinHasher:
+        return self._index.hasher
+
+    def add(self, signature: Signature, cluster_id: str, doc_key: str) -> None:
+        before = self._index.count()
+        self._index.add(signature, cluster_id, doc_key)
+        if self._index.count() > before:
+            self.pending.append(orjson.dumps([signature.hex(), cluster_id, doc_key]).decode())
+
+    def find(self, signature: Signature) -> NearMatch | None:
+        return self._index.find(signature)
+
+    def count(self) -> int:
+        return self._index.count()
+
+    def flush(self, pipe: Pipe) -> None:
+        if self.reset:
+            pipe.call("DEL", self._keys.near)
+            self.reset = False
+        if self.pending:
+            pipe.call("RPUSH", self._keys.near, *self.pending)
+        self.pending = []

@@ -1,0 +1,104 @@
+"""Redis stores as a fleet uses them: dead workers rolled back, a primary killed.
+
+Real servers (tests/redis_servers.py); the sessions' heartbeats read an injected
+wall clock, so a worker's death is simulated by moving that clock, not by sleeping.
+"""
+
+from __future__ import annotations
+
+import uuid
+from pathlib import Path
+
+from tests.contract.test_frontier import T0, url
+from tests.contract.test_pages import page
+from tests.contract.test_parse_queue import job
+from tests.redis_servers import RedisCluster, RedisServer
+from trawl.models import UrlStatus
+from trawl.storage.redis.store import RedisCrawlStore
+
+
+class WallClock:
+    def __init__(self) -> None:
+        self.t = 1_000_000.0
+
+    def __call__(self) -> float:
+        return self.t
+
+
+def test_a_dead_workers_uncommitted_work_is_rolled_back_by_another(
+    redis_server: RedisServer,
+) -> None:
+    crawl, wall = uuid.uuid4().hex[:12], WallClock()
+    dead = RedisCrawlStore(redis_server.url, crawl, worker="dead", session_ttl=60, wall=wall)
+    alive = RedisCrawlStore(redis_server.url, crawl, worker="alive", session_ttl=60, wall=wall)
+    try:
+        dead.frontier.add([url("a.example", "/1"), url("b.example", "/1")], now=T0)
+        first, second = dead.frontier.take(T0), dead.frontier.take(T0)
+        assert first is not None and second is not None
+        dead.parse_queue.put(job(1))
+        dead.commit()  # a fetched page waits for its parse
+        dead.frontier.finish(first, UrlStatus.FETCHED, host_ready_at=T0 + 1)
+        dead.parse_queue.put(job(2))
+        dead.conn.close()  # kill -9: no commit, no goodbye
+        assert alive.parse_queue.pending() == []  # the dead worker's page is not ours yet
+        assert alive.frontier.reclaim_expired(T0 + 1) == 0  # its heartbeat is still fresh
+        assert alive.frontier.take(T0 + 1) is None
+        wall.t += 61
+        alive.commit()  # the living worker's heartbeat goes on
+        assert alive.frontier.reclaim_expired(T0 + 1) == 2  # both URLs it had out
+        assert alive.frontier.counts()[UrlStatus.QUEUED] == 2
+        taken = {
+            lease.url
+            for lease in (alive.frontier.take(T0 + 1), alive.frontier.take(T0 + 1))
+            if lease is not None
+        }
+        assert taken == {first.url, second.url}
+        assert alive.frontier.reclaim_expired(T0 + 1) == 0  # rolled back once
+        assert [j.fp for _seq, j in alive.parse_queue.pending()] == [1]  # taken over
+    finally:
+        alive.close(commit=False)
+
+
+def test_committed_work_survives_a_primary_killed(tmp_path: Path) -> None:
+    """The fault drills' helper: kill -9 a primary, its replica takes over, the crawl goes on."""
+    cluster = RedisCluster(tmp_path)
+    try:
+        crawl = uuid.uuid4().hex[:12]
+        # Replication is asynchronous: the commit waits for a replica of every primary.
+        store = RedisCrawlStore(cluster.url, crawl, worker="w1", wait_replicas=1, wait_ms=5000)
+        store.frontier.add([url(f"h{i}.example", "/") for i in range(30)], now=T0)
+        for n in range(1, 21):
+            store.pages.add(page(n, host=f"h{n}.example"))
+        store.counters.add("status:200", 20)
+        store.commit()
+        cluster.kill_primary(0)
+        store.close(commit=False)
+        store = RedisCrawlStore(cluster.url, crawl, worker="w1")
+        assert store.pages.count() == 20
+        assert store.counters.get("status:200") == 20
+        assert store.frontier.counts()[UrlStatus.QUEUED] == 30
+        leases = []
+        while (lease := store.frontier.take(T0)) is not None:
+            leases.append(lease)
+        assert len({lease.host for lease in leases}) == 30
+        store.close()
+    finally:
+        cluster.stop()
+
+
+def test_scripts_forgotten_by_the_server_are_loaded_again(redis_server: RedisServer) -> None:
+    """A failed-over replica starts with no scripts (Redis 7 does not replicate them)."""
+    store = RedisCrawlStore(redis_server.url, uuid.uuid4().hex[:12], worker="w1")
+    try:
+        store.frontier.add([url("a.example", "/1")], now=T0)
+        store.conn.client.script_flush()
+        store.frontier.add([url("a.example", "/2"), url("b.example", "/1")], now=T0)  # pipeline
+        store.conn.client.script_flush()
+        lease = store.frontier.take(T0)  # scripts sent alone
+        assert lease is not None
+        store.frontier.finish(lease, UrlStatus.FETCHED, host_ready_at=T0)
+        store.commit()
+        assert store.frontier.counts()[UrlStatus.QUEUED] == 2
+        assert store.frontier.counts()[UrlStatus.FETCHED] == 1
+    finally:
+        store.close()
