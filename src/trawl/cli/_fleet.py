@@ -55,6 +55,21 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     )
     w.add_argument("--concurrency", type=int, metavar="N", help="fetches in flight")
     w.add_argument("--parse-workers", type=int, metavar="N", help="parse processes")
+    w.add_argument(
+        "--session-ttl",
+        type=float,
+        default=30.0,
+        metavar="SECONDS",
+        help="a worker not heard from this long is dead and its work goes to the others "
+        "(default 30; it beats at every commit)",
+    )
+    w.add_argument(
+        "--wait",
+        type=float,
+        default=300.0,
+        metavar="SECONDS",
+        help="wait this long for the crawl to be submitted (default 300)",
+    )
     w.add_argument("--quiet", action="store_true", help="no progress, only the summary")
     w.add_argument("--progress-interval", type=float, metavar="SECONDS")
     w.set_defaults(handler=_worker)
@@ -86,7 +101,21 @@ def _saved(place: CrawlPlace) -> tuple[dict[str, Any], str | None]:
     return saved, blobs
 
 
-def open_fleet_store(config: CrawlConfig, place: CrawlPlace, worker: str) -> CrawlStore:
+def _wait_for_crawl(place: CrawlPlace, seconds: float) -> tuple[dict[str, Any], str | None]:
+    """The crawl's saved config, once it has been submitted (a fleet may start first)."""
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            return _saved(place)
+        except ConfigError:
+            if time.monotonic() >= deadline:
+                raise
+        time.sleep(0.5)
+
+
+def open_fleet_store(
+    config: CrawlConfig, place: CrawlPlace, worker: str, *, session_ttl: float = 30.0
+) -> CrawlStore:
     from trawl.storage.open import open_redis_store
 
     assert place.redis is not None
@@ -96,6 +125,7 @@ def open_fleet_store(config: CrawlConfig, place: CrawlPlace, worker: str) -> Cra
         worker=worker,
         max_per_host=config.max_per_host or None,
         lease_seconds=config.timeouts.total * 2 + 60,
+        session_ttl=session_ttl,
     )
 
 
@@ -110,7 +140,7 @@ def _worker(args: argparse.Namespace) -> int:
     scratch = args.data or Path(tempfile.mkdtemp(prefix="trawl-worker-"))
     wid = worker_id()
     try:
-        saved, blobs_where = _saved(place)
+        saved, blobs_where = _wait_for_crawl(place, args.wait)
         saved["data_dir"] = scratch
         for key, value in (
             ("max_in_flight", args.concurrency),
@@ -120,7 +150,7 @@ def _worker(args: argparse.Namespace) -> int:
                 saved[key] = value
         config = load_config(overrides=saved)
         blobs = place.blob_store(where=args.blobs or blobs_where, spool=scratch / "spool")
-        store = open_fleet_store(config, place, wid)
+        store = open_fleet_store(config, place, wid, session_ttl=args.session_ttl)
         crawl = Crawl(config, store=store, blobs=blobs, roles=ROLES[args.role], writer=wid)
     except DiskFullError as exc:
         print(f"trawl worker: {exc}", file=sys.stderr)

@@ -93,16 +93,24 @@ def open_redis_store(
     worker: str | None = None,
     max_per_host: int | None = None,
     lease_seconds: float = 600.0,
+    session_ttl: float = 300.0,
 ) -> CrawlStore:
     """One worker's session of the crawl ``crawl`` in Redis; many may be open at once.
 
     ``worker`` names the session: opening it again after a crash rolls back what it
     left uncommitted; the same name open twice at once is refused (DataDirInUseError).
+    A session not heard from (it beats at every commit) for ``session_ttl`` seconds is
+    dead: another worker rolls it back and its URLs and pages go to the others.
     """
     from trawl.storage.redis.store import RedisCrawlStore  # the client only when asked
 
     return RedisCrawlStore(
-        url, crawl, worker=worker, max_per_host=max_per_host, lease_seconds=lease_seconds
+        url,
+        crawl,
+        worker=worker,
+        max_per_host=max_per_host,
+        lease_seconds=lease_seconds,
+        session_ttl=session_ttl,
     )
 
 

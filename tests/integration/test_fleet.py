@@ -1,0 +1,285 @@
+"""The fleet's guarantee, drilled: stateless `trawl worker` processes over one Redis
+(standalone, and a 3-primary cluster with replicas) and one S3 bucket (SeaweedFS).
+
+Workers are killed with SIGKILL at random moments and others started in their place;
+a Redis primary is killed mid-crawl and its replica takes over. Afterwards the crawl
+must hold what an undisturbed one-machine crawl of the same web holds (every URL in
+the same final state: none lost), every kept text once, every committed WARC record
+valid (`warcio check`), and the web server's log must show at most one request in
+flight per host and no gap shorter than the delay, across all workers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gzip
+import os
+import random
+import re
+import signal
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import orjson
+import pytest
+
+from tests.redis_servers import RedisCluster, RedisServer
+from trawl.models import Position
+from trawl.stats import url_states
+from trawl.storage.blobs import TEXT_LOG, WARC_LOG, BlobStore, LogSpec
+from trawl.storage.place import CrawlPlace
+from trawl.testing.sampleweb import SampleWeb, SampleWebServer
+
+TRAWL = str(Path(sys.executable).with_name("trawl"))
+WARCIO = str(Path(sys.executable).with_name("warcio"))
+DELAY = 0.3
+
+
+def _web() -> tuple[SampleWeb, list[str]]:
+    web = SampleWeb(hosts=7, pages_per_host=40, seed=5)
+    # Host index 1 asks for Crawl-delay 2: left out to keep the drill short.
+    return web, [h for i, h in enumerate(web.hosts) if i != 1][:6]
+
+
+# Near-duplicate detection off in the drill: the Redis near index caches the founders
+# per worker session (others' are seen only on reopen), so which of two near copies is
+# kept, and whose links are followed, may differ from one process's crawl. A known gap,
+# kept out of what this drill proves (nothing lost, nothing stored twice, politeness).
+CONFIG = "[crawl]\nnear_duplicates = false\n"
+
+
+def _crawl_args(
+    tmp: Path, srv: SampleWebServer, web: SampleWeb, hosts: list[str], delay: float
+) -> list[str]:
+    config = tmp / "crawl.toml"
+    config.write_text(CONFIG)
+    cmd = ["--quiet", "--delay", str(delay), "--parse-workers", "0", "--config", str(config)]
+    cmd += ["--allow-network", "127.0.0.0/8", "--scope", "allowlist"]
+    for host in hosts:
+        cmd += ["--allow-host", host, "--resolve", f"{host}=127.0.0.1"]
+    return cmd + [web.url(h, "/", port=srv.port) for h in hosts]
+
+
+async def _reference(tmp: Path) -> dict[str, str]:
+    """The same web crawled by one undisturbed embedded crawl (no delay: only the
+    outcome is compared)."""
+    web, hosts = _web()
+    data = tmp / "reference"
+    async with SampleWebServer(web) as srv:
+        proc = await asyncio.create_subprocess_exec(
+            TRAWL, "crawl", "--data", str(data), *_crawl_args(tmp, srv, web, hosts, 0.0)
+        )
+        assert await proc.wait() == 0
+    return _portless(url_states(data))
+
+
+def _portless(states: dict[str, tuple[str, str | None]]) -> dict[str, str]:
+    """URL (without the server's port, which differs between runs) -> status."""
+    return {re.sub(r":\d+/", "/", url, count=1): status for url, (status, _r) in states.items()}
+
+
+class Fleet:
+    """Worker processes of one crawl, each in a process group of its own."""
+
+    def __init__(self, redis_url: str, scratch: Path) -> None:
+        self.redis_url = redis_url
+        self.scratch = scratch
+        self.live: list[asyncio.subprocess.Process] = []
+        self.started = 0
+        self.kills = 0
+
+    async def start(self) -> None:
+        self.started += 1
+        log = (self.scratch / f"w{self.started}.log").open("w")
+        proc = await asyncio.create_subprocess_exec(
+            TRAWL,
+            "worker",
+            "--redis",
+            self.redis_url,
+            "--quiet",
+            "--parse-workers",
+            "0",
+            "--session-ttl",
+            "3",
+            "--data",
+            str(self.scratch / f"w{self.started}"),
+            stdout=subprocess.DEVNULL,
+            stderr=log,  # what a worker said, for the drill's reader
+            start_new_session=True,
+        )
+        log.close()
+        self.live.append(proc)
+
+    async def kill_one(self, rng: random.Random) -> None:
+        running = [p for p in self.live if p.returncode is None]
+        if running:
+            victim = rng.choice(running)
+            os.killpg(victim.pid, signal.SIGKILL)
+            await victim.wait()  # reaped: it is not chosen again
+            self.kills += 1
+
+    async def wait_all(self) -> None:
+        await asyncio.gather(*(p.wait() for p in self.live))
+
+
+async def _drill(
+    tmp: Path,
+    redis_url: Callable[[], str],
+    bucket: str,
+    *,
+    worker_kills: int,
+    mid_crawl: Callable[[], object] | None = None,
+) -> tuple[SampleWebServer, str]:
+    web, hosts = _web()
+    rng = random.Random(11)
+    async with SampleWebServer(web, log=True) as srv:
+        log = (tmp / "submitter.log").open("w")
+        submit = await asyncio.create_subprocess_exec(
+            TRAWL,
+            "crawl",
+            "--redis",
+            redis_url(),
+            "--blobs",
+            bucket,
+            "--no-worker",
+            "--progress-interval",
+            "0.5",
+            "--crawl-id",
+            "main",
+            "--data",
+            str(tmp / "submitter"),
+            *_crawl_args(tmp, srv, web, hosts, DELAY),
+            stderr=log,
+        )
+        log.close()  # the child holds its own
+        fleet = Fleet(redis_url(), tmp)
+        for _ in range(3):
+            await fleet.start()
+        await asyncio.sleep(2.0)
+        while fleet.kills < worker_kills and submit.returncode is None:
+            # Long enough for a worker to start and take work before it may die.
+            await asyncio.sleep(rng.uniform(1.0, 2.0))
+            await fleet.kill_one(rng)
+            await fleet.start()
+            if mid_crawl is not None and fleet.kills == worker_kills // 2:
+                mid_crawl()
+                fleet.redis_url = redis_url()  # through a node that lives
+        assert await asyncio.wait_for(submit.wait(), 240) == 0
+        await asyncio.wait_for(fleet.wait_all(), 60)
+        assert fleet.kills >= worker_kills
+        print(f"{fleet.kills} workers killed, {fleet.started} started")
+        return srv, redis_url()
+
+
+def _committed_ends(place: CrawlPlace, log: LogSpec) -> list[tuple[LogSpec, Position]]:
+    reader = place.reader()
+    try:
+        logs = reader.committed_logs()
+    finally:
+        reader.close()
+    out = []
+    for key, end in logs.items():
+        name, _, writer = key.partition("@")
+        if name == log.name:
+            out.append((log.for_writer(writer) if writer else log, end))
+    return out
+
+
+def _committed_bytes(blobs: BlobStore, spec: LogSpec, end: Position) -> list[tuple[str, bytes]]:
+    """Each segment of one writer's log, up to its committed end."""
+    out = []
+    for i in range(1, end.index + 1):
+        segment = spec.segment(i)
+        stop = end.offset if i == end.index else None
+        out.append((segment, blobs.read_range(spec, segment, 0, stop)))
+    return out
+
+
+async def _check(
+    tmp: Path, place: CrawlPlace, srv: SampleWebServer, reference: dict[str, str]
+) -> None:
+    states = _portless(url_states(place))
+    assert states == reference, "the fleet's crawl differs from the undisturbed one"
+    assert not {"queued", "in flight"} & set(states.values())
+
+    blobs = place.blob_store()
+    hashes = []
+    for spec, end in _committed_ends(place, TEXT_LOG):
+        for _segment, data in _committed_bytes(blobs, spec, end):
+            hashes += [orjson.loads(x)["content_hash"] for x in gzip.decompress(data).splitlines()]
+    assert len(hashes) == len(set(hashes)), "a text was stored twice"
+    reader = place.reader()
+    try:
+        pages = list(reader.pages())
+    finally:
+        reader.close()
+    assert {p.content_hash for p in pages} == set(hashes)
+    assert sum(s == "parsed" for s in states.values()) >= len(pages) > 50
+
+    warc_files = 0
+    writers = {spec.writer for spec, _ in _committed_ends(place, WARC_LOG)}
+    assert len(writers) >= 3, writers  # the work moved between workers as they died
+    for spec, end in _committed_ends(place, WARC_LOG):
+        for segment, data in _committed_bytes(blobs, spec, end):
+            path = tmp / "warc-check" / segment
+            path.parent.mkdir(exist_ok=True)
+            path.write_bytes(data)
+            check = await asyncio.create_subprocess_exec(
+                WARCIO, "check", str(path), stdout=subprocess.PIPE, stderr=subprocess.STDOUT
+            )
+            out, _ = await check.communicate()
+            assert check.returncode == 0, out.decode()
+            warc_files += 1
+
+    assert srv.log is not None
+    hosts = {r.host for r in srv.log}
+    print(
+        f"{len(states)} URLs as the reference; {len(pages)} texts, each once; "
+        f"{warc_files} WARC segments of {len(writers)} workers valid; "
+        f"{len(srv.log)} requests to {len(hosts)} hosts, "
+        f"min gap {min(srv.log.min_gap(h) for h in hosts):.3f} s"
+    )
+    for host in hosts:
+        assert srv.log.max_concurrency(host) == 1, host
+        assert srv.log.min_gap(host) >= DELAY - 0.02, (host, srv.log.min_gap(host))
+
+
+@pytest.fixture
+def reference(tmp_path: Path) -> dict[str, str]:
+    return asyncio.run(_reference(tmp_path))
+
+
+def test_workers_killed_again_and_again_lose_nothing(
+    tmp_path: Path, redis_server: RedisServer, s3_url: str, reference: dict[str, str]
+) -> None:
+    url = redis_server.url
+
+    async def go() -> None:
+        srv, _ = await _drill(tmp_path, lambda: url, s3_url, worker_kills=10)
+        await _check(tmp_path, CrawlPlace(redis=url, crawl="main"), srv, reference)
+
+    asyncio.run(go())
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="found by this drill, not fixed yet: during a primary's failover a worker's "
+    "Redis call raises ConnectionError and the worker exits instead of retrying, and a "
+    "reader opened through the killed node's address cannot reach the cluster",
+)
+def test_a_redis_primary_killed_mid_crawl(
+    tmp_path: Path, redis_cluster: RedisCluster, s3_url: str, reference: dict[str, str]
+) -> None:
+    async def go() -> None:
+        srv, url = await _drill(
+            tmp_path,
+            lambda: redis_cluster.url,
+            s3_url,
+            worker_kills=4,
+            mid_crawl=lambda: redis_cluster.kill_primary(0),
+        )
+        await _check(tmp_path, CrawlPlace(redis=url, crawl="main"), srv, reference)
+
+    asyncio.run(go())
