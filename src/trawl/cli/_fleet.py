@@ -179,13 +179,19 @@ def submit(config: CrawlConfig, place: CrawlPlace, blobs_where: str) -> str:
 def follow(place: CrawlPlace, *, interval: float, quiet: bool) -> int:
     """Show the fleet's progress until the crawl is done (nothing queued, leased,
     waiting or unparsed); 130 if interrupted."""
+    # One reader throughout: a cluster client learns every node, so it rides out a
+    # failover of the node it was first pointed at.
+    import redis
+
+    reader = place.reader()
     try:
         while True:
-            reader = place.reader()
             try:
                 s = reader.stats()
-            finally:
-                reader.close()
+            except redis.RedisError as exc:  # a failover under way: ask again
+                print(f"waiting for Redis: {exc}", file=sys.stderr)
+                time.sleep(interval)
+                continue
             known: int = sum(s.urls.values())
             active = s.urls.get(UrlStatus.QUEUED, 0) + s.urls.get(UrlStatus.IN_FLIGHT, 0)
             waiting = s.urls.get(UrlStatus.WAITING, 0)
@@ -201,6 +207,8 @@ def follow(place: CrawlPlace, *, interval: float, quiet: bool) -> int:
             time.sleep(interval)
     except KeyboardInterrupt:
         return 130
+    finally:
+        reader.close()
 
 
 def submit_and_run(args: argparse.Namespace, overrides: dict[str, Any]) -> int:

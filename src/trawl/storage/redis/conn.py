@@ -9,13 +9,19 @@ it touches in a cluster) and commands per page.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+import time
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 import redis
 import redis.cluster
-from redis.exceptions import NoScriptError
+from redis.exceptions import (
+    ClusterDownError,
+    NoScriptError,
+    RedisClusterException,
+    TryAgainError,
+)
 
 from trawl.errors import StorageError
 
@@ -23,34 +29,83 @@ Client = redis.Redis | redis.cluster.RedisCluster
 Arg = str | bytes | int | float
 
 CLUSTER_SCHEME = "redis+cluster"
+T = TypeVar("T")
+
+# What a primary's failover (or a restart) looks like from a client: calls fail for a
+# few seconds, then the cluster answers again with the replica promoted. The connection
+# waits it out (``OUTAGE`` seconds at most) instead of failing the worker.
+_TRANSIENT = (
+    redis.exceptions.ConnectionError,
+    redis.exceptions.TimeoutError,
+    ClusterDownError,
+    TryAgainError,
+    RedisClusterException,
+)
+OUTAGE = 30.0
 
 
 def connect(url: str) -> Client:
     """The synchronous client for ``url`` (``redis://`` or ``redis+cluster://``)."""
     parts = urlsplit(url)
     if parts.scheme == CLUSTER_SCHEME:
+        # Several nodes may be named (host:port,host:port): the client starts from any
+        # that answers, so a URL outlives the failure of one of them.
+        auth, _, hosts = parts.netloc.rpartition("@")
+        first, *more = hosts.split(",")
+        nodes = [redis.cluster.ClusterNode(*_host_port(h)) for h in more]  # type: ignore[no-untyped-call]
         return redis.cluster.RedisCluster.from_url(
-            "redis://" + parts.netloc, require_full_coverage=True
+            f"redis://{auth + '@' if auth else ''}{first}",
+            require_full_coverage=True,
+            startup_nodes=nodes or None,
         )
     if parts.scheme in ("redis", "rediss", "unix"):
         return redis.Redis.from_url(url)
     raise StorageError(f"not a Redis URL: {url!r} (redis://HOST:PORT/DB or redis+cluster://)")
 
 
+def _host_port(text: str) -> tuple[str, int]:
+    host, _, port = text.rpartition(":")
+    if not host or not port.isdigit():
+        raise StorageError(f"not HOST:PORT in a Redis Cluster URL: {text!r}")
+    return host.strip("[]"), int(port)
+
+
 class Conn:
     """A client with loaded scripts and counters of round trips and commands."""
 
-    def __init__(self, client: Client) -> None:
+    def __init__(self, client: Client, *, outage: float = OUTAGE) -> None:
         self.client = client
         self.cluster = isinstance(client, redis.cluster.RedisCluster)
         self.round_trips = 0
         self.commands = 0
+        self.retries = 0
+        self._outage = outage
         self._shas: dict[str, str] = {}
+
+    def retrying(self, attempt: Callable[[], T]) -> T:
+        """``attempt()``, again after a transient failure until ``outage`` has passed.
+
+        A command sent again may run twice (its answer, not the command, was lost):
+        every write of the store is safe to repeat but the counters' increments, which
+        may count once more (docs/redis.md).
+        """
+        deadline = time.monotonic() + self._outage
+        pause = 0.05
+        while True:
+            try:
+                return attempt()
+            except _TRANSIENT:
+                if time.monotonic() + pause > deadline:
+                    raise
+                self.retries += 1
+                time.sleep(pause)
+                pause = min(pause * 2, 1.0)
+                self._shas.clear()  # a promoted replica has no scripts loaded
 
     def call(self, *args: Arg) -> Any:
         self.round_trips += 1
         self.commands += 1
-        return self.client.execute_command(*args)  # type: ignore[no-untyped-call]
+        return self.retrying(lambda: self.client.execute_command(*args))  # type: ignore[no-untyped-call]
 
     def wait_replicas(self, replicas: int, timeout_ms: int) -> int:
         """``WAIT`` on every primary: the fewest replicas that acknowledged our writes."""
@@ -90,11 +145,15 @@ class Conn:
         """Run a Lua script (by its SHA; loaded again if the server forgot it)."""
         self.round_trips += 1
         self.commands += 1
-        try:
-            return self.client.evalsha(self._sha(script), len(keys), *keys, *args)
-        except NoScriptError:  # a failed-over replica or a restarted server
-            self._shas.clear()
-            return self.client.evalsha(self._sha(script), len(keys), *keys, *args)
+
+        def attempt() -> Any:
+            try:
+                return self.client.evalsha(self._sha(script), len(keys), *keys, *args)
+            except NoScriptError:  # a failed-over replica or a restarted server
+                self._shas.clear()
+                return self.client.evalsha(self._sha(script), len(keys), *keys, *args)
+
+        return self.retrying(attempt)
 
     def close(self) -> None:
         """Close every socket now (a cluster client's ``close`` leaves its nodes' pools)."""
@@ -115,6 +174,7 @@ class Pipe:
         self._pipe = conn.client.pipeline(transaction=False)
         self._keys: list[str] = []
         self._scripts: list[tuple[str, Sequence[str], Sequence[Arg]] | None] = []
+        self._ops: list[tuple[Arg, ...]] = []  # to send again after a failover
 
     def __len__(self) -> int:
         return len(self._keys)
@@ -122,11 +182,13 @@ class Pipe:
     def call(self, *args: Arg) -> None:
         self._keys.append(str(args[1]) if len(args) > 1 else "")
         self._scripts.append(None)
+        self._ops.append(args)
         self._pipe.execute_command(*args)
 
     def script(self, script: str, keys: Sequence[str], args: Sequence[Arg]) -> None:
         self._keys.append(keys[0] if keys else "")
         self._scripts.append((script, keys, args))
+        self._ops.append(())  # a script: its SHA is looked up again when sent again
         self._pipe.execute_command("EVALSHA", self._conn._sha(script), len(keys), *keys, *args)
 
     def execute(self) -> list[Any]:
@@ -141,11 +203,31 @@ class Pipe:
         conn = self._conn
         conn.commands += len(self._keys)
         conn.round_trips += conn.nodes_of(self._keys) if conn.cluster else 1
-        scripts = self._scripts
+        scripts, ops = self._scripts, self._ops
+        first = [True]
+
+        def attempt() -> list[Any]:
+            if not first[0]:  # the pipeline is spent: build it again, scripts by SHA
+                self._pipe = conn.client.pipeline(transaction=False)
+                for op, sc in zip(ops, scripts, strict=True):
+                    if sc is None:
+                        self._pipe.execute_command(*op)
+                    else:
+                        script, keys, args = sc
+                        sha = conn._sha(script)
+                        self._pipe.execute_command("EVALSHA", sha, len(keys), *keys, *args)
+            first[0] = False
+            out = list(self._pipe.execute(raise_on_error=False))
+            for answer in out:
+                if isinstance(answer, _TRANSIENT):
+                    raise answer  # send the whole pipeline again
+            return out
+
         try:
-            answers = list(self._pipe.execute(raise_on_error=False))
+            answers = conn.retrying(attempt)
         finally:
-            self._keys, self._scripts = [], []
+            self._keys, self._scripts, self._ops = [], [], []
+            self._pipe = conn.client.pipeline(transaction=False)
         for i, answer in enumerate(answers):
             if isinstance(answer, NoScriptError) and scripts[i] is not None:
                 conn._shas.clear()
