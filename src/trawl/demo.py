@@ -95,7 +95,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
 
-    from trawl.cli._crawl import _LateInterrupts, _run
+    from trawl.cli._run import _LateInterrupts, _run
     from trawl.crawl import Crawl
     from trawl.progress import ProgressReporter
 

@@ -20,6 +20,7 @@ from typing import Any
 
 import orjson
 
+from trawl.cli._run import EXIT_DISK_FULL
 from trawl.config import CrawlConfig, config_json, load_config
 from trawl.errors import ConfigError, DiskFullError, StorageError
 from trawl.models import UrlStatus
@@ -130,7 +131,7 @@ def open_fleet_store(
 
 
 def _worker(args: argparse.Namespace) -> int:
-    from trawl.cli._crawl import run_and_report
+    from trawl.cli._run import run_and_report
     from trawl.crawl import Crawl
 
     if args.redis is None:
@@ -154,7 +155,7 @@ def _worker(args: argparse.Namespace) -> int:
         crawl = Crawl(config, store=store, blobs=blobs, roles=ROLES[args.role], writer=wid)
     except DiskFullError as exc:
         print(f"trawl worker: {exc}", file=sys.stderr)
-        return 75
+        return EXIT_DISK_FULL
     except (ConfigError, StorageError) as exc:
         print(f"trawl worker: {exc}", file=sys.stderr)
         return 2
@@ -214,7 +215,7 @@ def follow(place: CrawlPlace, *, interval: float, quiet: bool) -> int:
 def submit_and_run(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
     """``trawl crawl --redis``: submit (or resume) the crawl, then work on it here
     (``--no-worker``: only submit and follow the fleet)."""
-    from trawl.cli._crawl import run_and_report
+    from trawl.cli._run import run_and_report
     from trawl.crawl import Crawl
 
     place = CrawlPlace(redis=args.redis, crawl=args.crawl_id, blobs=args.blobs)

@@ -1,0 +1,93 @@
+"""Running a built crawl from the command line: progress, signals, the summary."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+import sys
+from typing import TYPE_CHECKING, Any
+
+from trawl.errors import DiskFullError
+
+if TYPE_CHECKING:
+    from trawl.crawl import Crawl
+
+# Exit status of a crawl stopped by a full disk or by the free-space reserve (the
+# sysexits.h EX_TEMPFAIL: try again later, here once space is freed; the crawl
+# resumes where it stopped).
+EXIT_DISK_FULL = 75
+
+
+def run_and_report(crawl: Crawl, *, quiet: bool, interval: float | None) -> int:
+    """Run a built crawl to its end with progress, signals and the summary; the exit code."""
+    from trawl.progress import ProgressReporter
+
+    reporter = ProgressReporter(interval=interval)
+    late = _LateInterrupts()
+    try:
+        summary = asyncio.run(_run(crawl, reporter, late, quiet=quiet))
+    finally:
+        # From the loop ending to the process exiting, Ctrl-C must not tear the
+        # close in half; it only marks the run as interrupted.
+        late.install()
+        crawl.close()
+    if crawl.disk_full is not None:
+        # One line, no summary: the numbers of a run cut short are not worth more.
+        reporter.fail(disk_full_message(crawl.disk_full))
+        return EXIT_DISK_FULL
+    reporter.finish(summary)
+    interrupted = summary.stopped in ("interrupted", "aborted") or late.count > 0
+    return 130 if interrupted else 0
+
+
+def disk_full_message(exc: DiskFullError) -> str:
+    return f"trawl crawl: {exc}; free space and run the same command again to resume"
+
+
+class _LateInterrupts:
+    """Counts SIGINT/SIGTERM that arrive while the crawl is closing."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def _on(self, signum: int, frame: object) -> None:
+        self.count += 1
+
+    def install(self) -> None:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(sig, self._on)
+
+
+async def _run(crawl: Any, reporter: Any, late: _LateInterrupts, *, quiet: bool) -> Any:
+    loop = asyncio.get_running_loop()
+    interrupts = 0
+
+    def on_signal() -> None:
+        nonlocal interrupts
+        interrupts += 1
+        if interrupts == 1:
+            print("\nstopping: finishing in-flight work (Ctrl-C again to abort)", file=sys.stderr)
+            crawl.request_stop()
+        else:
+            crawl.abort()
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, on_signal)
+
+    async def report() -> None:
+        while True:
+            await asyncio.sleep(reporter.interval)
+            reporter.update(crawl.snapshot())
+
+    reporting = None if quiet else asyncio.create_task(report())
+    try:
+        return await crawl.run()
+    finally:
+        if reporting is not None:
+            reporting.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await reporting
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(sig)
+        late.install()  # no gap in which a signal kills the process mid-close
