@@ -1,0 +1,198 @@
+"""The fleet against the one-machine crawl: 1, 2, 4 `trawl worker`s over one Redis and
+one S3 server (SeaweedFS), on the local nginx web with a fixed response latency.
+
+Per run: pages stored, pages/s, CPU-seconds per 1,000 pages of the workers (each one's
+whole process tree, from wait4), of redis-server and of SeaweedFS (from /proc), Redis
+commands and bytes per page (INFO deltas). The embedded crawl of the same web is the
+yardstick for pages per CPU-second.
+
+    .venv/bin/python bench/bench_fleet.py --hosts 40 --pages 50 --latency 0.2
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import redis
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run as a script
+
+from bench import bench_crawl
+from trawl.testing.s3server import SeaweedS3
+
+TRAWL = str(Path(sys.executable).with_name("trawl"))
+TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def proc_cpu(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / TICKS
+
+
+@dataclass
+class Run:
+    name: str
+    pages: int
+    wall: float
+    worker_cpu: float  # every worker (and submitter) process tree
+    redis_cpu: float = 0.0
+    s3_cpu: float = 0.0
+    redis_commands: int = 0
+    redis_bytes: int = 0
+
+
+def wait_all(procs: list[subprocess.Popen[bytes]]) -> float:
+    """Wait for every process; the CPU-seconds of each one's tree (wait4's rusage)."""
+    cpu = 0.0
+    for p in procs:
+        _pid, status, usage = os.wait4(p.pid, 0)
+        p.returncode = os.waitstatus_to_exitcode(status)
+        cpu += usage.ru_utime + usage.ru_stime
+        if p.returncode != 0:
+            print(f"!! {' '.join(map(str, p.args))[:120]} exited {p.returncode}", file=sys.stderr)  # type: ignore[arg-type]
+    return cpu
+
+
+def web_args(web: bench_crawl.Web, scratch: Path) -> list[str]:
+    cmd: list[str] = bench_crawl.trawl_cmd(web, scratch)[4:]  # not "python -m trawl crawl"
+    return cmd
+
+
+def stored(args: list[str]) -> int:
+    out = subprocess.run([TRAWL, "stats", "--json", *args], capture_output=True, check=True)
+    return int(json.loads(out.stdout)["counters"].get("fetch:stored", 0))
+
+
+def embedded(web: bench_crawl.Web, work: Path) -> Run:
+    data = work / "embedded"
+    started = time.monotonic()
+    proc = subprocess.Popen([TRAWL, "crawl", *web_args(web, data)])
+    cpu = wait_all([proc])
+    wall = time.monotonic() - started
+    return Run("embedded", stored(["--data", str(data)]), wall, cpu)
+
+
+def fleet(
+    web: bench_crawl.Web, work: Path, workers: int, r: redis.Redis, redis_pid: int, s3: SeaweedS3
+) -> Run:
+    crawl_id = f"bench{workers}"
+    bucket = s3.create_bucket(f"bench-{workers}")
+    url = f"redis://127.0.0.1:{r.connection_pool.connection_kwargs['port']}/0"
+    place = ["--redis", url, "--crawl-id", crawl_id]
+    before, calls0 = r.info("stats"), _calls(r)
+    redis0, s30 = proc_cpu(redis_pid), proc_cpu(s3.process.pid)
+    started = time.monotonic()
+    args = web_args(web, work / f"submit{workers}")
+    submit = subprocess.Popen(
+        [TRAWL, "crawl", *place, "--blobs", f"s3://{bucket}/crawl", "--no-worker", *args],
+        stderr=subprocess.DEVNULL,
+    )
+    procs = [
+        subprocess.Popen(
+            [TRAWL, "worker", *place, "--quiet", "--data", str(work / f"w{workers}-{i}")]
+        )
+        for i in range(workers)
+    ]
+    cpu = wait_all([submit, *procs])
+    wall = time.monotonic() - started
+    after, calls = r.info("stats"), _calls(r)
+    pages = stored(place)
+    top = sorted(((calls[k] - calls0.get(k, 0), k) for k in calls), reverse=True)[:6]
+    print(f"{workers} workers: Redis calls per page by command: "
+          + ", ".join(f"{k} {n / max(1, pages):.1f}" for n, k in top))  # fmt: skip
+    return Run(
+        f"{workers} worker{'s' * (workers > 1)}",
+        stored(place),
+        wall,
+        cpu,
+        redis_cpu=proc_cpu(redis_pid) - redis0,
+        s3_cpu=proc_cpu(s3.process.pid) - s30,
+        redis_commands=after["total_commands_processed"] - before["total_commands_processed"],
+        redis_bytes=(after["total_net_input_bytes"] - before["total_net_input_bytes"])
+        + (after["total_net_output_bytes"] - before["total_net_output_bytes"]),
+    )
+
+
+def _calls(r: redis.Redis) -> dict[str, int]:
+    stats = r.info("commandstats")
+    return {k.removeprefix("cmdstat_"): int(v["calls"]) for k, v in stats.items()}
+
+
+def table(runs: list[Run]) -> str:
+    base = runs[0]
+    base_rate = base.pages / base.worker_cpu
+    lines = [
+        "| run | pages | pages/s | worker CPU-s /1k | Redis CPU-s /1k | S3 CPU-s /1k | "
+        "pages per worker CPU-s vs embedded | Redis commands /page | Redis KB /page |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for x in runs:
+        k = x.pages / 1000
+        lines.append(
+            f"| {x.name} | {x.pages:,} | {x.pages / x.wall:.1f} | {x.worker_cpu / k:.2f} | "
+            f"{x.redis_cpu / k:.2f} | {x.s3_cpu / k:.2f} | "
+            f"{(x.pages / x.worker_cpu) / base_rate:.2f} | "
+            f"{x.redis_commands / max(1, x.pages):.1f} | "
+            f"{x.redis_bytes / 1024 / max(1, x.pages):.1f} |"
+        )
+    return "\n".join(lines)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--hosts", type=int, default=40)
+    ap.add_argument("--pages", type=int, default=50)
+    ap.add_argument("--latency", type=float, default=0.2, help="seconds each response waits")
+    ap.add_argument("--workers", default="1,2,4")
+    ap.add_argument("--seed", type=int, default=7)
+    args = ap.parse_args()
+    bench_crawl.ensure_nginx()
+    bench_crawl.SLOW = args.latency
+    work = Path(tempfile.mkdtemp(prefix="trawl-bench-fleet-"))
+    web = bench_crawl.build_web(work, args.hosts, args.pages, args.seed)
+    redis_dir = work / "redis"
+    redis_dir.mkdir()
+    port = bench_crawl.free_port()
+    server = subprocess.Popen(
+        [shutil.which("redis-server") or "/usr/bin/redis-server", "--port", str(port),
+         "--bind", "127.0.0.1", "--save", "", "--appendonly", "yes",
+         "--appendfsync", "everysec", "--dir", str(redis_dir)],
+        stdout=subprocess.DEVNULL,
+    )  # fmt: skip
+    s3 = SeaweedS3.start(work / "s3")
+    os.environ.update(s3.env())
+    r = redis.Redis(port=port)
+    for _ in range(100):
+        try:
+            r.ping()
+            break
+        except redis.ConnectionError:
+            time.sleep(0.05)
+    try:
+        with bench_crawl.Nginx(work / "nginx", web.sites_conf, web.port, log=True):
+            runs = [embedded(web, work)]
+            for n in (int(x) for x in args.workers.split(",")):
+                runs.append(fleet(web, work, n, r, server.pid, s3))
+        print(
+            f"\n{args.hosts} hosts x {args.pages} pages, {args.latency * 1000:.0f} ms a "
+            f"response, delay 0, Redis appendfsync everysec, SeaweedFS S3\n"
+        )
+        print(table(runs))
+    finally:
+        server.terminate()
+        s3.stop()
+        shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
