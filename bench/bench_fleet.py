@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -48,6 +49,7 @@ class Run:
     s3_cpu: float = 0.0
     redis_commands: int = 0
     redis_bytes: int = 0
+    round_trips: int = 0  # the workers' own count (the submitter's not included)
 
 
 def wait_all(procs: list[subprocess.Popen[bytes]]) -> float:
@@ -96,13 +98,17 @@ def fleet(
         [TRAWL, "crawl", *place, "--blobs", f"s3://{bucket}/crawl", "--no-worker", *args],
         stderr=subprocess.DEVNULL,
     )
-    procs = [
-        subprocess.Popen(
-            [TRAWL, "worker", *place, "--quiet", "--data", str(work / f"w{workers}-{i}")]
-        )
-        for i in range(workers)
-    ]
+    logs = [work / f"w{workers}-{i}.log" for i in range(workers)]
+    procs = []
+    for i, log in enumerate(logs):
+        with log.open("w") as err:
+            cmd = [TRAWL, "worker", *place, "--quiet", "--data", str(work / f"w{workers}-{i}")]
+            procs.append(subprocess.Popen(cmd, stderr=err))
     cpu = wait_all([submit, *procs])
+    trips = 0
+    for log in logs:
+        found = re.search(r"redis: (\d+) round trips", log.read_text())
+        trips += int(found[1]) if found else 0
     wall = time.monotonic() - started
     after, calls = r.info("stats"), _calls(r)
     pages = stored(place)
@@ -111,7 +117,7 @@ def fleet(
           + ", ".join(f"{k} {n / max(1, pages):.1f}" for n, k in top))  # fmt: skip
     return Run(
         f"{workers} worker{'s' * (workers > 1)}",
-        stored(place),
+        pages,
         wall,
         cpu,
         redis_cpu=proc_cpu(redis_pid) - redis0,
@@ -119,6 +125,7 @@ def fleet(
         redis_commands=after["total_commands_processed"] - before["total_commands_processed"],
         redis_bytes=(after["total_net_input_bytes"] - before["total_net_input_bytes"])
         + (after["total_net_output_bytes"] - before["total_net_output_bytes"]),
+        round_trips=trips,
     )
 
 
@@ -132,8 +139,9 @@ def table(runs: list[Run]) -> str:
     base_rate = base.pages / base.worker_cpu
     lines = [
         "| run | pages | pages/s | worker CPU-s /1k | Redis CPU-s /1k | S3 CPU-s /1k | "
-        "pages per worker CPU-s vs embedded | Redis commands /page | Redis KB /page |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "pages per worker CPU-s vs embedded | Redis round trips /page | "
+        "Redis commands /page | Redis KB /page |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for x in runs:
         k = x.pages / 1000
@@ -141,6 +149,7 @@ def table(runs: list[Run]) -> str:
             f"| {x.name} | {x.pages:,} | {x.pages / x.wall:.1f} | {x.worker_cpu / k:.2f} | "
             f"{x.redis_cpu / k:.2f} | {x.s3_cpu / k:.2f} | "
             f"{(x.pages / x.worker_cpu) / base_rate:.2f} | "
+            f"{x.round_trips / max(1, x.pages):.1f} | "
             f"{x.redis_commands / max(1, x.pages):.1f} | "
             f"{x.redis_bytes / 1024 / max(1, x.pages):.1f} |"
         )

@@ -160,21 +160,12 @@ def _worker(args: argparse.Namespace) -> int:
         print(f"trawl worker: {exc}", file=sys.stderr)
         return 2
     print(f"trawl worker {wid}: {args.role} on {place}", file=sys.stderr)
-    return run_and_report(crawl, quiet=args.quiet, interval=args.progress_interval)
-
-
-def submit(config: CrawlConfig, place: CrawlPlace, blobs_where: str) -> str:
-    """Put the crawl (config, where its logs live) into Redis; returns the worker id
-    the submitter works under."""
-    wid = worker_id()
-    store = open_fleet_store(config, place, wid)
-    try:
-        store.meta.set("config", config_json(config))
-        store.meta.set(BLOBS_META, blobs_where)
-        store.commit()
-    finally:
-        store.close(commit=False)
-    return wid
+    code = run_and_report(crawl, quiet=args.quiet, interval=args.progress_interval)
+    # What this worker asked of Redis (the fleet bench adds them up per page).
+    trips, commands = getattr(store, "round_trips", None), getattr(store, "commands", None)
+    if trips is not None:
+        print(f"redis: {trips} round trips, {commands} commands", file=sys.stderr)
+    return code
 
 
 def follow(place: CrawlPlace, *, interval: float, quiet: bool) -> int:
@@ -233,21 +224,23 @@ def submit_and_run(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
         config = load_config(file=args.config, overrides=settings)
         if not config.seeds and not saved:
             raise ConfigError("no seeds: give SEED arguments or --seeds FILE")
-        wid = submit(config, place, blobs_where)
+        wid = worker_id()
         blobs = place.blob_store(where=blobs_where, spool=scratch / "spool")
         store = open_fleet_store(config, place, wid)
         # Without a worker here, only the parse role's side: it admits the seeds.
         roles = ROLES["parse"] if args.no_worker else ROLES["all"]
         crawl = Crawl(config, store=store, blobs=blobs, roles=roles, writer=wid)
+        # The seeds are in the frontier before the config is in Redis: a worker that
+        # finds the crawl finds its work (else it could see nothing to do, and end).
+        crawl.add_seeds(list(config.seeds))
+        store.meta.set("config", config_json(config))
+        store.meta.set(BLOBS_META, blobs_where)
+        crawl.commit()
     except (ConfigError, StorageError) as exc:
         print(f"trawl crawl: {exc}", file=sys.stderr)
         return 2
     if not args.no_worker:
         return run_and_report(crawl, quiet=args.quiet, interval=args.progress_interval)
-    try:
-        crawl.add_seeds(list(config.seeds))
-        crawl.commit()
-    finally:
-        crawl.close()
+    crawl.close()
     print(f"submitted crawl {place.crawl!r} to {args.redis}; following it", file=sys.stderr)
     return follow(place, interval=args.progress_interval or 2.0, quiet=args.quiet)
