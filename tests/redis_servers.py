@@ -75,7 +75,14 @@ class RedisServer:
         if cluster:
             args += ["--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf"]
             args += ["--cluster-node-timeout", "1000"]
-        self.process = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self._args = args
+        self.start()
+
+    def start(self) -> None:
+        """Start (again, after a kill: same port, same directory, its files as left)."""
+        self.process = subprocess.Popen(
+            self._args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
         _wait(self.ping, f"redis-server on port {self.port}")
 
     @property
@@ -164,6 +171,16 @@ class RedisCluster:
 
         _wait(promoted, "a replica to take over", timeout)
         return victim
+
+    def rejoin(self, node: RedisServer, timeout: float = 30.0) -> None:
+        """Start a killed node again; returns once it serves as a replica, in sync."""
+        node.start()
+
+        def replica() -> bool:
+            info = self._info(node, "replication")
+            return info.get("role") == "slave" and info.get("master_link_status") == "up"
+
+        _wait(replica, "the old primary to come back as a replica", timeout)
 
     def stop(self) -> None:
         for n in self.nodes:

@@ -83,9 +83,10 @@ def _portless(states: dict[str, tuple[str, str | None]]) -> dict[str, str]:
 class Fleet:
     """Worker processes of one crawl, each in a process group of its own."""
 
-    def __init__(self, redis_url: str, scratch: Path) -> None:
+    def __init__(self, redis_url: str, scratch: Path, extra: list[str]) -> None:
         self.redis_url = redis_url
         self.scratch = scratch
+        self.extra = extra
         self.live: list[asyncio.subprocess.Process] = []
         self.started = 0
         self.kills = 0
@@ -101,10 +102,9 @@ class Fleet:
             "--quiet",
             "--parse-workers",
             "0",
-            "--session-ttl",
-            "3",
             "--data",
             str(self.scratch / f"w{self.started}"),
+            *self.extra,
             stdout=subprocess.DEVNULL,
             stderr=log,  # what a worker said, for the drill's reader
             start_new_session=True,
@@ -130,6 +130,7 @@ async def _drill(
     bucket: str,
     *,
     worker_kills: int,
+    worker_args: list[str],
     mid_crawl: Callable[[], object] | None = None,
 ) -> tuple[SampleWebServer, str]:
     web, hosts = _web()
@@ -154,7 +155,7 @@ async def _drill(
             stderr=log,
         )
         log.close()  # the child holds its own
-        fleet = Fleet(redis_url(), tmp)
+        fleet = Fleet(redis_url(), tmp, worker_args)
         for _ in range(3):
             await fleet.start()
         await asyncio.sleep(2.0)
@@ -257,7 +258,10 @@ def test_workers_killed_again_and_again_lose_nothing(
     url = redis_server.url
 
     async def go() -> None:
-        srv, _ = await _drill(tmp_path, lambda: url, s3_url, worker_kills=10)
+        # A killed worker's hosts wait out its session (3 s) before the others take them.
+        srv, _ = await _drill(
+            tmp_path, lambda: url, s3_url, worker_kills=10, worker_args=["--session-ttl", "3"]
+        )
         await _check(tmp_path, CrawlPlace(redis=url, crawl="main"), srv, reference)
 
     asyncio.run(go())
@@ -277,7 +281,11 @@ def test_a_redis_primary_killed_mid_crawl(
             lambda: every_node,
             s3_url,
             worker_kills=4,
-            mid_crawl=lambda: redis_cluster.kill_primary(0),
+            # Commits wait for a replica of every primary (a failover then loses nothing
+            # acknowledged; they wait too until the old primary is back as a replica),
+            # and a session outlives the failover (about 2 s here).
+            worker_args=["--session-ttl", "8", "--wait-replicas", "1"],
+            mid_crawl=lambda: redis_cluster.rejoin(redis_cluster.kill_primary(0)),
         )
         await _check(tmp_path, CrawlPlace(redis=url, crawl="main"), srv, reference)
 

@@ -9,12 +9,14 @@ from __future__ import annotations
 import uuid
 from pathlib import Path
 
+import pytest
+
 from tests.contract.test_frontier import T0, url
 from tests.contract.test_pages import page
 from tests.contract.test_parse_queue import job
 from tests.redis_servers import RedisCluster, RedisServer
 from trawl.models import UrlStatus
-from trawl.storage.redis.store import RedisCrawlStore
+from trawl.storage.redis.store import RedisCrawlStore, SessionLostError
 
 
 class WallClock:
@@ -57,6 +59,32 @@ def test_a_dead_workers_uncommitted_work_is_rolled_back_by_another(
         assert [j.fp for _seq, j in alive.parse_queue.pending()] == [1]  # taken over
     finally:
         alive.close(commit=False)
+
+
+def test_a_worker_rolled_back_while_alive_cannot_commit(redis_server: RedisServer) -> None:
+    """A worker silent past its session's life (a long pause, a failover) whose work was
+    given to the others must not commit it as well: it would be stored twice."""
+    crawl, wall = uuid.uuid4().hex[:12], WallClock()
+    zombie = RedisCrawlStore(redis_server.url, crawl, worker="slow", session_ttl=60, wall=wall)
+    alive = RedisCrawlStore(redis_server.url, crawl, worker="alive", session_ttl=60, wall=wall)
+    try:
+        zombie.frontier.add([url("a.example", "/1")], now=T0)
+        lease = zombie.frontier.take(T0)
+        assert lease is not None
+        zombie.commit()
+        zombie.parse_queue.put(job(1))
+        zombie.pages.add(page(1))
+        wall.t += 61  # the zombie says nothing for a minute
+        alive.commit()
+        assert alive.frontier.reclaim_expired(T0 + 1) == 1
+        with pytest.raises(SessionLostError, match="silent"):
+            zombie.commit()
+        assert alive.pages.find("h001") is None  # nothing of the zombie's was kept
+        assert alive.parse_queue.pending() == []
+        assert alive.frontier.take(T0 + 1) is not None  # its URL is the others' now
+    finally:
+        alive.close(commit=False)
+        zombie.conn.close()
 
 
 def test_committed_work_survives_a_primary_killed(tmp_path: Path) -> None:

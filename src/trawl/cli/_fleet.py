@@ -71,6 +71,14 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
         metavar="SECONDS",
         help="wait this long for the crawl to be submitted (default 300)",
     )
+    w.add_argument(
+        "--wait-replicas",
+        type=int,
+        default=0,
+        metavar="N",
+        help="each commit waits until N replicas of every Redis primary hold it (1 on a "
+        "Cluster with replicas: a failover then loses no acknowledged work)",
+    )
     w.add_argument("--quiet", action="store_true", help="no progress, only the summary")
     w.add_argument("--progress-interval", type=float, metavar="SECONDS")
     w.set_defaults(handler=_worker)
@@ -115,7 +123,12 @@ def _wait_for_crawl(place: CrawlPlace, seconds: float) -> tuple[dict[str, Any], 
 
 
 def open_fleet_store(
-    config: CrawlConfig, place: CrawlPlace, worker: str, *, session_ttl: float = 30.0
+    config: CrawlConfig,
+    place: CrawlPlace,
+    worker: str,
+    *,
+    session_ttl: float = 30.0,
+    wait_replicas: int = 0,
 ) -> CrawlStore:
     from trawl.storage.open import open_redis_store
 
@@ -127,6 +140,7 @@ def open_fleet_store(
         max_per_host=config.max_per_host or None,
         lease_seconds=config.timeouts.total * 2 + 60,
         session_ttl=session_ttl,
+        wait_replicas=wait_replicas,
     )
 
 
@@ -151,7 +165,9 @@ def _worker(args: argparse.Namespace) -> int:
                 saved[key] = value
         config = load_config(overrides=saved)
         blobs = place.blob_store(where=args.blobs or blobs_where, spool=scratch / "spool")
-        store = open_fleet_store(config, place, wid, session_ttl=args.session_ttl)
+        store = open_fleet_store(
+            config, place, wid, session_ttl=args.session_ttl, wait_replicas=args.wait_replicas
+        )
         crawl = Crawl(config, store=store, blobs=blobs, roles=ROLES[args.role], writer=wid)
     except DiskFullError as exc:
         print(f"trawl worker: {exc}", file=sys.stderr)
@@ -160,7 +176,11 @@ def _worker(args: argparse.Namespace) -> int:
         print(f"trawl worker: {exc}", file=sys.stderr)
         return 2
     print(f"trawl worker {wid}: {args.role} on {place}", file=sys.stderr)
-    code = run_and_report(crawl, quiet=args.quiet, interval=args.progress_interval)
+    try:
+        code = run_and_report(crawl, quiet=args.quiet, interval=args.progress_interval)
+    except StorageError as exc:  # the session was lost: the others have its work
+        print(f"trawl worker {wid}: {exc}", file=sys.stderr)
+        return 1
     # What this worker asked of Redis (the fleet bench adds them up per page).
     trips, commands = getattr(store, "round_trips", None), getattr(store, "commands", None)
     if trips is not None:

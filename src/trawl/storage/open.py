@@ -94,6 +94,7 @@ def open_redis_store(
     max_per_host: int | None = None,
     lease_seconds: float = 600.0,
     session_ttl: float = 300.0,
+    wait_replicas: int = 0,
 ) -> CrawlStore:
     """One worker's session of the crawl ``crawl`` in Redis; many may be open at once.
 
@@ -101,6 +102,8 @@ def open_redis_store(
     left uncommitted; the same name open twice at once is refused (DataDirInUseError).
     A session not heard from (it beats at every commit) for ``session_ttl`` seconds is
     dead: another worker rolls it back and its URLs and pages go to the others.
+    ``wait_replicas``: a commit waits until that many replicas of every primary hold it
+    (``WAIT``), so a primary's failover cannot take acknowledged work with it.
     """
     from trawl.storage.redis.store import RedisCrawlStore  # the client only when asked
 
@@ -111,6 +114,7 @@ def open_redis_store(
         max_per_host=max_per_host,
         lease_seconds=lease_seconds,
         session_ttl=session_ttl,
+        wait_replicas=wait_replicas,
     )
 
 

@@ -45,6 +45,10 @@ from trawl.storage.redis.small import (
 )
 
 
+class SessionLostError(StorageError):
+    """This worker's session was rolled back by another worker: it must stop."""
+
+
 class RedisCrawlStore:
     """The CrawlStore protocol for one worker of the crawl ``crawl`` at ``url``."""
 
@@ -158,9 +162,24 @@ class RedisCrawlStore:
     def committed_logs(self) -> dict[str, Position]:
         return committed_logs(self.conn, self.keys)
 
+    def _still_ours(self) -> None:
+        """Refuse to commit for a session another worker rolled back (it was silent for
+        ``session_ttl``: a long pause, a failover): its work went to the others, and
+        committing it as well would store it twice. The worker must stop."""
+        pipe = self.conn.pipeline()
+        pipe.call("ZSCORE", self.keys.sessions, self.worker)
+        pipe.call("GET", self.keys.owner(self.worker))
+        score, owner = pipe.execute()
+        if score is None or owner != self._token.encode():
+            raise SessionLostError(
+                f"worker {self.worker} was silent for more than {self._ttl:g} s and its "
+                "session was given to the others; nothing since its last commit is kept"
+            )
+
     def commit(self, logs: Mapping[str, Position] | None = None) -> None:
         if not self._open:
             raise ValueError("commit on a closed store")
+        self._still_ours()
         for name, position in (logs or {}).items():
             self._meta.set(LOG_META_PREFIX + name, position.dump())
         outputs = self.conn.pipeline()
