@@ -69,6 +69,11 @@ def web_args(web: bench_crawl.Web, scratch: Path) -> list[str]:
     return cmd
 
 
+def _known(args: list[str]) -> int:
+    out = subprocess.run([TRAWL, "stats", "--json", *args], capture_output=True, check=True)
+    return int(json.loads(out.stdout)["urls known"])
+
+
 def stored(args: list[str]) -> int:
     out = subprocess.run([TRAWL, "stats", "--json", *args], capture_output=True, check=True)
     return int(json.loads(out.stdout)["counters"].get("fetch:stored", 0))
@@ -90,7 +95,7 @@ def fleet(
     bucket = s3.create_bucket(f"bench-{workers}")
     url = f"redis://127.0.0.1:{r.connection_pool.connection_kwargs['port']}/0"
     place = ["--redis", url, "--crawl-id", crawl_id]
-    before, calls0 = r.info("stats"), _calls(r)
+    before, calls0, mem0 = r.info("stats"), _calls(r), int(r.info("memory")["used_memory"])
     redis0, s30 = proc_cpu(redis_pid), proc_cpu(s3.process.pid)
     started = time.monotonic()
     args = web_args(web, work / f"submit{workers}")
@@ -112,6 +117,10 @@ def fleet(
     wall = time.monotonic() - started
     after, calls = r.info("stats"), _calls(r)
     pages = stored(place)
+    known = _known(place)
+    grown = int(r.info("memory")["used_memory"]) - mem0
+    print(f"{workers} workers: Redis memory grew {grown / 1e6:.1f} MB for {known:,} URLs "
+          f"({grown / max(1, known):.0f} bytes a URL, pages and queues included)")  # fmt: skip
     top = sorted(((calls[k] - calls0.get(k, 0), k) for k in calls), reverse=True)[:6]
     print(f"{workers} workers: Redis calls per page by command: "
           + ", ".join(f"{k} {n / max(1, pages):.1f}" for n, k in top))  # fmt: skip
