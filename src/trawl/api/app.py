@@ -214,6 +214,7 @@ def _app_answers(item: Mapping[str, Any], needs_token: bool) -> dict[str, Any]:
         answers = dict(operation["responses"])
         changed = {**operation, "responses": answers}
         answers.setdefault("421", {"description": HOST_ANSWER, **_ERROR_ANSWER})
+        answers["400"] = _with_plain_400(answers.get("400"))
         if "requestBody" in operation:
             answers.setdefault("413", {"description": _REASONS[413], **_ERROR_ANSWER})
         if needs_token:
@@ -222,6 +223,22 @@ def _app_answers(item: Mapping[str, Any], needs_token: bool) -> dict[str, Any]:
             changed.setdefault("security", READ_SECURITY)
         out[method] = changed
     return out
+
+
+# aiohttp answers a request it cannot parse (a bad header, chunked framing that is
+# not) in plain text before any route or middleware runs; the document says so.
+_MALFORMED = "the request is not valid HTTP; the HTTP layer answers in plain text"
+_PLAIN = {"text/plain": {"schema": {"type": "string"}}}
+
+
+def _with_plain_400(answer: Mapping[str, Any] | None) -> dict[str, Any]:
+    if answer is None:
+        return {"description": _MALFORMED, "content": dict(_PLAIN)}
+    return {
+        **answer,
+        "description": f"{answer.get('description', '')}; or {_MALFORMED}",
+        "content": {**answer.get("content", {}), **_PLAIN},
+    }
 
 
 def _merge(into: dict[str, Any], fragment: Mapping[str, Any], what: str) -> None:
