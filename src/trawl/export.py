@@ -18,7 +18,7 @@ from __future__ import annotations
 import gzip
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -26,11 +26,12 @@ from typing import Any
 
 import orjson
 
-from trawl.errors import TrawlError
+from trawl.errors import StorageError, TrawlError
 from trawl.models import Position
 from trawl.parse.quality import QualitySignals
-from trawl.storage.blobs import TEXT_LOG, BlobStore
-from trawl.storage.open import open_blobs, open_reader
+from trawl.storage.blobs import TEXT_LOG, BlobStore, LogSpec
+from trawl.storage.blobs import committed_ends as blob_ends
+from trawl.storage.place import CrawlPlace
 
 __all__ = ["SCHEMA_VERSION", "ExportError", "ExportSummary", "committed_records", "export"]
 
@@ -82,43 +83,43 @@ class ExportError(TrawlError):
 class ExportSummary:
     documents: int
     files: tuple[str, ...]
-    committed: str  # the text log position read up to, "index:offset"
+    committed: str  # where the text log was read up to, "index:offset" (a fleet: per writer)
     skipped: int  # unreadable lines (none in a healthy crawl)
 
 
 # -- reading only what is committed ------------------------------------------------------
 
 
-def committed_position(data_dir: Path) -> Position | None:
-    """Where the committed text log ends (None: nothing committed yet)."""
-    reader = open_reader(data_dir)
+def committed_ends(place: CrawlPlace) -> list[tuple[LogSpec, Position]]:
+    """Each writer's text log and where its committed part ends (one in a data
+    directory, one per worker in a fleet)."""
+    reader = place.reader()
     try:
-        return reader.committed_logs().get(TEXT_LOG.name)
+        return blob_ends(reader.committed_logs(), TEXT_LOG)
     finally:
         reader.close()
 
 
 def committed_records(
-    blobs: BlobStore, end: Position, skipped: list[int]
+    blobs: BlobStore, ends: Sequence[tuple[LogSpec, Position]], skipped: list[int]
 ) -> Iterator[dict[str, Any]]:
-    """Every text record before ``end``, in log order; bad lines are counted in ``skipped``."""
-    for segment in blobs.segments(TEXT_LOG):
-        index = TEXT_LOG.index_of(segment)
-        if index is None or index > end.index:
-            continue
-        stop = end.offset if index == end.index else None
-        for record in _lines(blobs, segment, stop):
-            if isinstance(record, dict):
-                yield record
-            else:
-                skipped[0] += 1
+    """Every text record before each writer's end, in log order; bad lines are counted
+    in ``skipped``."""
+    for spec, end in ends:
+        for index in range(1, end.index + 1):
+            stop = end.offset if index == end.index else None
+            for record in _lines(blobs, spec, spec.segment(index), stop):
+                if isinstance(record, dict):
+                    yield record
+                else:
+                    skipped[0] += 1
 
 
-def _lines(blobs: BlobStore, segment: str, stop: int | None) -> Iterator[object]:
+def _lines(blobs: BlobStore, spec: LogSpec, segment: str, stop: int | None) -> Iterator[object]:
     """Each JSON line of one committed segment (None for a bad line or a damaged rest)."""
     try:
         with (
-            blobs.open_range(TEXT_LOG, segment, 0, stop) as raw,
+            blobs.open_range(spec, segment, 0, stop) as raw,
             gzip.GzipFile(fileobj=raw) as f,
         ):
             for line in f:
@@ -127,7 +128,7 @@ def _lines(blobs: BlobStore, segment: str, stop: int | None) -> Iterator[object]
                         yield orjson.loads(line)
                     except orjson.JSONDecodeError:
                         yield None
-    except (OSError, EOFError):
+    except (OSError, EOFError, StorageError):
         yield None  # a damaged file: what was read stands, the rest is counted once
 
 
@@ -198,7 +199,7 @@ def normalize(record: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
 
 
 def export(
-    data_dir: Path,
+    crawl: Path | CrawlPlace,
     out_dir: Path,
     *,
     format: str = "parquet",
@@ -206,18 +207,21 @@ def export(
     row_group_docs: int = 10_000,
     overwrite: bool = False,
 ) -> ExportSummary:
-    """Write the committed documents of the crawl in ``data_dir`` to ``out_dir``."""
+    """Write the committed documents of ``crawl`` (a data directory, or a crawl in Redis)
+    to ``out_dir``."""
     if format not in ("parquet", "jsonl"):
         raise ExportError(f"unknown format {format!r} (parquet or jsonl)")
     if docs_per_file < 1 or row_group_docs < 1:
         raise ExportError("docs_per_file and row_group_docs must be at least 1")
-    end = committed_position(data_dir) or Position(0, 0)
+    place = crawl if isinstance(crawl, CrawlPlace) else CrawlPlace(data=crawl)
+    ends = committed_ends(place)
+    committed = _committed_text(ends)
     out_dir.mkdir(parents=True, exist_ok=True)
     old = {p.name for p in out_dir.iterdir() if _PART.match(p.name) or p.name == "_manifest.json"}
     if old and not overwrite:
         raise ExportError(f"{out_dir} holds an export already (use --overwrite to replace it)")
     skipped = [0]
-    records = committed_records(open_blobs(data_dir), end, skipped)
+    records = committed_records(place.blob_store(), ends, skipped) if ends else iter(())
     try:
         if format == "parquet":
             files, count = _write_parquet(records, out_dir, docs_per_file, row_group_docs)
@@ -234,14 +238,23 @@ def export(
         "format": format,
         "documents": count,
         "files": list(files),
-        "committed": end.dump(),
+        "committed": committed,
         "skipped_lines": skipped[0],
         "exported_at": datetime.now(UTC).isoformat(timespec="seconds"),
     }
     tmp = out_dir / "._manifest.json.tmp"
     tmp.write_bytes(orjson.dumps(manifest, option=orjson.OPT_INDENT_2) + b"\n")
     _fsync_replace(tmp, out_dir / "_manifest.json")
-    return ExportSummary(count, tuple(files), end.dump(), skipped[0])
+    return ExportSummary(count, tuple(files), committed, skipped[0])
+
+
+def _committed_text(ends: Sequence[tuple[LogSpec, Position]]) -> str:
+    """``index:offset`` of the one log, or ``writer=index:offset,...`` of a fleet's."""
+    if not ends:
+        return Position(0, 0).dump()
+    if len(ends) == 1 and not ends[0][0].writer:
+        return ends[0][1].dump()
+    return ",".join(f"{spec.writer or '-'}={end.dump()}" for spec, end in ends)
 
 
 def _fsync_replace(tmp: Path, final: Path) -> None:

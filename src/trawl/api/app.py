@@ -16,7 +16,7 @@ import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
@@ -32,6 +32,10 @@ from trawl.api.guard import (
     is_public,
 )
 from trawl.fetch.address import IPNetwork
+
+if TYPE_CHECKING:
+    from trawl.config import CrawlConfig
+    from trawl.storage.place import CrawlPlace
 
 __all__ = [
     "API_ROOTS",
@@ -102,6 +106,19 @@ def default_route_sets(
 
     service = ServiceRoutes(data_dir, allow_networks=allow_networks)
     return [SearchRoutes(data_dir), service, DashboardRoutes(data_dir)]
+
+
+def fleet_route_sets(data_dir: Path, place: CrawlPlace, config: CrawlConfig) -> list[RouteSet]:
+    """The route sets ``trawl serve --redis`` mounts: search over the index in
+    ``data_dir/index`` (its snippets read from the fleet's text log), and the crawl's
+    pages and hosts; crawls are run by ``trawl worker``, so no control routes."""
+    from trawl.api.search import SearchRoutes
+    from trawl.index.search import Searcher
+    from trawl.service.fleet import FleetRoutes
+
+    blobs = place.blob_store()
+    search = SearchRoutes(data_dir, searcher_factory=lambda d: Searcher(d, blobs=blobs))
+    return [search, FleetRoutes(place, config)]
 
 
 def create_app(

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from trawl.cli._place import add_place_arguments, place_of
 from trawl.cli._run import EXIT_DISK_FULL, disk_full_message, run_and_report
 from trawl.config import (
     Timeouts,
@@ -118,9 +119,7 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     p.set_defaults(handler=_crawl)
 
     s = sub.add_parser("stats", help="progress and counts of a crawl (running or not)")
-    s.add_argument("--data", type=Path, help="the crawl's data directory")
-    s.add_argument("--redis", metavar="URL", help="or: the crawl is in Redis")
-    s.add_argument("--crawl-id", default="main", metavar="ID", help="the crawl's id in Redis")
+    add_place_arguments(s, data_help="the crawl's data directory (or --redis)")
     s.add_argument("--json", action="store_true")
     s.add_argument(
         "--urls",
@@ -254,10 +253,8 @@ def _escape(text: str) -> str:
 
 
 def _stats(args: argparse.Namespace) -> int:
-    from trawl.storage.place import CrawlPlace
-
     try:
-        where = CrawlPlace(data=args.data, redis=args.redis, crawl=args.crawl_id)
+        where = place_of(args)
     except StorageError as exc:
         print(f"trawl stats: {exc} (--data DIR or --redis URL)", file=sys.stderr)
         return 2

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from trawl.cli._place import add_place_arguments, place_of
 from trawl.errors import TrawlError
 
 
@@ -18,7 +19,7 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
         "provenance and quality signals) in the schema of docs/export-schema.md. Only "
         "what the crawl has committed is exported, so a running crawl can be exported.",
     )
-    p.add_argument("--data", type=Path, required=True, help="the crawl's data directory")
+    add_place_arguments(p, data_help="the crawl's data directory (or --redis)")
     p.add_argument("--format", choices=["parquet", "jsonl"], default="parquet")
     p.add_argument("--out", type=Path, required=True, help="output directory")
     p.add_argument("--docs-per-file", type=int, default=100_000, metavar="N")
@@ -32,7 +33,7 @@ def _export(args: argparse.Namespace) -> int:
 
     try:
         summary = export(
-            args.data,
+            place_of(args),
             args.out,
             format=args.format,
             docs_per_file=args.docs_per_file,

@@ -20,13 +20,14 @@ from typing import Any
 
 import orjson
 
+from trawl.cli._place import add_place_arguments
 from trawl.cli._run import EXIT_DISK_FULL
 from trawl.config import CrawlConfig, config_json, load_config
 from trawl.errors import ConfigError, DiskFullError, StorageError
 from trawl.models import UrlStatus
 from trawl.roles import ALL_ROLES, Role
 from trawl.storage.base import CrawlStore
-from trawl.storage.place import BLOBS_META, DEFAULT_CRAWL, CrawlPlace
+from trawl.storage.place import BLOBS_META, CrawlPlace
 
 ROLES = {
     "fetch": frozenset({Role.FETCH}),
@@ -84,20 +85,13 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     w.set_defaults(handler=_worker)
 
 
-def add_place_arguments(p: argparse.ArgumentParser, *, data_help: str) -> None:
-    p.add_argument("--redis", metavar="URL", help="redis://HOST:PORT or redis+cluster://HOST:PORT")
-    p.add_argument("--crawl-id", default=DEFAULT_CRAWL, metavar="ID", help="crawl in Redis")
-    p.add_argument("--blobs", metavar="URL", help="s3://BUCKET/PREFIX or a shared directory")
-    p.add_argument("--data", type=Path, help=data_help)
-
-
 def worker_id() -> str:
     """A name no other worker has, now or later (host, pid, random)."""
     host = "".join(c if c.isalnum() else "_" for c in socket.gethostname())[:24] or "host"
     return f"{host}.{os.getpid()}.{secrets.token_hex(3)}"
 
 
-def _saved(place: CrawlPlace) -> tuple[dict[str, Any], str | None]:
+def saved_config(place: CrawlPlace) -> tuple[dict[str, Any], str | None]:
     reader = place.reader()
     try:
         raw, blobs = reader.meta("config"), reader.meta(BLOBS_META)
@@ -105,6 +99,7 @@ def _saved(place: CrawlPlace) -> tuple[dict[str, Any], str | None]:
         reader.close()
     if raw is None:
         raise ConfigError(f"no crawl {place.crawl!r} in {place.redis}: submit one first")
+    """The crawl's config as submitted (without its seeds), and where its logs live."""
     saved: dict[str, Any] = orjson.loads(raw)
     saved.pop("seeds", None)  # in the frontier already
     return saved, blobs
@@ -115,7 +110,7 @@ def _wait_for_crawl(place: CrawlPlace, seconds: float) -> tuple[dict[str, Any], 
     deadline = time.monotonic() + seconds
     while True:
         try:
-            return _saved(place)
+            return saved_config(place)
         except ConfigError:
             if time.monotonic() >= deadline:
                 raise
@@ -233,7 +228,7 @@ def submit_and_run(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
     scratch = args.data or Path(tempfile.mkdtemp(prefix="trawl-crawl-"))
     try:
         try:
-            saved, saved_blobs = _saved(place)
+            saved, saved_blobs = saved_config(place)
         except ConfigError:
             saved, saved_blobs = {}, None
         blobs_where = args.blobs or saved_blobs or (str(args.data.resolve()) if args.data else None)

@@ -6,11 +6,11 @@ import argparse
 import html
 import re
 import sys
-from pathlib import Path
 from typing import Any
 
 import orjson
 
+from trawl.cli._place import add_place_arguments, fleet_place
 from trawl.errors import StorageError
 
 _MARK = re.compile(r"<mark>(.*?)</mark>", re.S)
@@ -25,7 +25,9 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
         "subdomains. A misspelled word is corrected, and the answer says so.",
     )
     p.add_argument("query", metavar="QUERY", help="the query (quote it for the shell)")
-    p.add_argument("--data", type=Path, required=True, help="the crawl's data directory")
+    add_place_arguments(
+        p, data_help="the crawl's data directory (with --redis: the one holding the index)"
+    )
     p.add_argument("--limit", type=int, default=10, metavar="N", help="results per page (10)")
     p.add_argument("--page", type=int, default=1, metavar="N", help="page of results (1)")
     p.add_argument("--json", action="store_true", help="the answer as JSON")
@@ -36,9 +38,13 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
         help="rebuild the search index from the stored text",
         description="Rebuild DIR/index from the text records of the pages the crawl "
         "stored. A crawl keeps its index up by itself; this is for an index lost, "
-        "damaged or made by an older trawl. Refused while a crawl runs on DIR.",
+        "damaged or made by an older trawl. Refused while a crawl runs on DIR. With "
+        "--redis: DIR/index is built from what the fleet has committed, beside the "
+        "running fleet (not while a worker writes that same index).",
     )
-    p.add_argument("--data", type=Path, required=True, help="the crawl's data directory")
+    add_place_arguments(
+        p, data_help="the crawl's data directory (with --redis: where to build the index)"
+    )
     p.add_argument("--quiet", action="store_true", help="no progress, only the summary")
     p.set_defaults(handler=_index)
 
@@ -52,16 +58,21 @@ def _search(args: argparse.Namespace) -> int:
     from trawl.index import QueryError, Searcher
     from trawl.index.schema import index_exists
 
+    if args.data is None:
+        print("trawl search: --data DIR (the directory with the index) is needed", file=sys.stderr)
+        return 2
     index_dir = args.data / "index"
     if not index_exists(index_dir):
+        again = f"--redis {args.redis} --data {args.data}" if args.redis else f"--data {args.data}"
         print(
-            f"trawl search: no index in {args.data} (crawl first, or run "
-            f"`trawl index --data {args.data}`)",
+            f"trawl search: no index in {args.data} (crawl first, or run `trawl index {again}`)",
             file=sys.stderr,
         )
         return 2
     try:
-        with Searcher(index_dir, cache_size=0) as searcher:
+        fleet = fleet_place(args)
+        blobs = fleet.blob_store() if fleet is not None else None
+        with Searcher(index_dir, cache_size=0, blobs=blobs) as searcher:
             r = searcher.search(args.query, page=args.page, size=args.limit)
     except QueryError as exc:
         print(f"trawl search: {exc.message}", file=sys.stderr)
@@ -111,14 +122,21 @@ def _search(args: argparse.Namespace) -> int:
 
 
 def _index(args: argparse.Namespace) -> int:
-    from trawl.index.rebuild import rebuild_index
+    from trawl.index.rebuild import rebuild_fleet_index, rebuild_index
 
     def progress(done: int, total: int) -> None:
         if not args.quiet:
             print(f"\rindexed {done:,} of {total:,} pages", end="", file=sys.stderr, flush=True)
 
+    if args.data is None:
+        print("trawl index: --data DIR is needed (where the index is)", file=sys.stderr)
+        return 2
     try:
-        summary = rebuild_index(args.data, progress=progress)
+        fleet = fleet_place(args)
+        if fleet is None:
+            summary = rebuild_index(args.data, progress=progress)
+        else:
+            summary = rebuild_fleet_index(fleet, args.data, progress=progress)
     except StorageError as exc:
         print(f"trawl index: {exc}", file=sys.stderr)
         return 2

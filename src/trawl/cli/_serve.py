@@ -10,7 +10,10 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from trawl.cli._place import add_place_arguments, fleet_place
+
 if TYPE_CHECKING:
+    from trawl.api._routes import RouteSet
     from trawl.api.guard import Guard
 
 
@@ -25,7 +28,11 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
         "Requests must name one of the server's host names (Host header; against DNS "
         "rebinding); off loopback, reads need a token too.",
     )
-    p.add_argument("--data", type=Path, required=True, metavar="DIR", help="the data directory")
+    add_place_arguments(
+        p,
+        data_help="the data directory (with --redis: the local one holding the fleet's "
+        "index, as an index-role worker or `trawl index --redis` keeps it)",
+    )
     p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
     p.add_argument("--port", type=int, default=8080, help="port (default 8080; 0: a free one)")
     p.add_argument(
@@ -94,11 +101,14 @@ def _guard(args: argparse.Namespace, data: Path) -> Guard:
 
 
 def _serve(args: argparse.Namespace) -> int:
-    from trawl.api.app import create_app, default_route_sets
+    from trawl.api.app import create_app
     from trawl.api.server import serve
     from trawl.config import parse_network
-    from trawl.errors import ConfigError
+    from trawl.errors import ConfigError, StorageError
 
+    if args.data is None:
+        print("trawl serve: --data DIR is needed", file=sys.stderr)
+        return 2
     data: Path = args.data
     if not data.is_dir():
         print(f"trawl serve: no data directory {data}", file=sys.stderr)
@@ -127,7 +137,11 @@ def _serve(args: argparse.Namespace) -> int:
         print(f"trawl serve: listening on {url}  (API: {url}api/v1/search?query=...)", flush=True)
 
     try:
-        sets = default_route_sets(data, allow_networks=networks)
+        sets = _route_sets(args, data, networks)
+    except (ConfigError, StorageError) as exc:
+        print(f"trawl serve: {exc}", file=sys.stderr)
+        return 2
+    try:
         app = create_app(data, route_sets=sets, guard=guard)
         asyncio.run(serve(app, args.host, args.port, on_ready=ready))
     except OSError as exc:
@@ -135,3 +149,18 @@ def _serve(args: argparse.Namespace) -> int:
         return 2
     print("trawl serve: stopped", flush=True)
     return 0
+
+
+def _route_sets(args: argparse.Namespace, data: Path, networks: list[Any]) -> list[RouteSet]:
+    """The one-machine service over ``data``, or (``--redis``) the fleet's read routes."""
+    from trawl.api.app import default_route_sets, fleet_route_sets
+    from trawl.cli._fleet import saved_config
+    from trawl.config import load_config
+
+    place = fleet_place(args)
+    if place is None:
+        return default_route_sets(data, allow_networks=networks)
+    saved, _blobs = saved_config(place)  # the place finds its logs itself
+    config = load_config(overrides={**saved, "data_dir": data})
+    print(f"trawl serve: the fleet's crawl {place}; its index in {data}/index")
+    return fleet_route_sets(data, place, config)

@@ -6,6 +6,11 @@ every document deleted, every page marked not indexed (both committed: a rebuild
 short is finished by the next rebuild or the next crawl, which indexes unindexed
 pages on start), and the pages indexed in batches, each batch's marks committed as it
 goes. Searchers see the index fill up.
+
+A fleet's crawl lives in Redis; its index is a local directory (the one an index-role
+worker keeps, or any other). ``rebuild_fleet_index`` fills it from the pages the fleet
+has committed, read through the crawl's read-only view, so it runs beside the fleet
+and changes nothing shared; tantivy's lock keeps it off an index a worker writes.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from pathlib import Path
 from trawl.errors import DataDirInUseError, DiskFullError, StorageError, as_disk_full
 from trawl.index.writer import CommittedTexts, Indexer
 from trawl.storage.open import has_crawl, open_blobs, open_store, state_path
+from trawl.storage.place import CrawlPlace
 
 _BATCH = 5000
 
@@ -77,4 +83,31 @@ def _rebuild(data_dir: Path, progress: Callable[[int, int], None] | None) -> Reb
             indexer.close()
     finally:
         store.close()
+    return RebuildSummary(len(every), documents, time.perf_counter() - started)
+
+
+def rebuild_fleet_index(
+    place: CrawlPlace, data_dir: Path, *, progress: Callable[[int, int], None] | None = None
+) -> RebuildSummary:
+    """Rebuild ``<data_dir>/index`` from the committed pages of the crawl at ``place``."""
+    started = time.perf_counter()
+    index_dir = data_dir / "index"
+    data_dir.mkdir(parents=True, exist_ok=True)
+    reader = place.reader()
+    try:
+        every = list(reader.pages())
+    finally:
+        reader.close()
+    texts = CommittedTexts(place.blob_store())
+    indexer = Indexer(index_dir, replace_old=True)  # StorageError if a worker writes it
+    try:
+        indexer.clear()
+        for done in range(0, len(every), _BATCH):
+            batch = every[done : done + _BATCH]
+            indexer.write(indexer.docs(batch, texts))
+            if progress is not None:
+                progress(done + len(batch), len(every))
+        documents = indexer.stats.documents
+    finally:
+        indexer.close()
     return RebuildSummary(len(every), documents, time.perf_counter() - started)

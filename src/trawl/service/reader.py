@@ -21,7 +21,7 @@ from trawl.jobs import ParseOutcome
 from trawl.parse.charset import decode_html
 from trawl.parse.stage import iso_time
 from trawl.storage.blobs import TEXT_LOG, WARC_LOG
-from trawl.storage.open import open_blobs, open_reader
+from trawl.storage.place import CrawlPlace
 
 BODY_CAP = 256 * 1024  # characters of body text returned with a page
 
@@ -31,14 +31,22 @@ def _duplicate_of(outcome: str | None) -> str | None:
     return parsed.duplicate_of if parsed is not None else None
 
 
-def page_copy(directory: Path, raw_url: str, *, body: bool = True) -> dict[str, Any] | None:
-    """The latest stored fetch of ``raw_url`` with its metadata, or None if never stored."""
+def _place(where: Path | CrawlPlace) -> CrawlPlace:
+    return where if isinstance(where, CrawlPlace) else CrawlPlace(data=where)
+
+
+def page_copy(
+    where: Path | CrawlPlace, raw_url: str, *, body: bool = True
+) -> dict[str, Any] | None:
+    """The latest stored fetch of ``raw_url`` with its metadata, or None if never stored
+    (``where``: a data directory, or a crawl in Redis)."""
     try:
         url = urls.normalize(raw_url)
     except UrlError:
         return None
+    place = _place(where)
     try:
-        reader = open_reader(directory)
+        reader = place.reader()
     except StorageError:
         return None
     try:
@@ -48,7 +56,7 @@ def page_copy(directory: Path, raw_url: str, *, body: bool = True) -> dict[str, 
         page = reader.page(fetch.content_hash) if fetch.content_hash is not None else None
     finally:
         reader.close()
-    blobs = open_blobs(directory)
+    blobs = place.blob_store()
     stored = read_response(blobs.read(WARC_LOG, fetch.warc))
     w = fetch.warc
     out: dict[str, Any] = {
@@ -88,10 +96,10 @@ def page_copy(directory: Path, raw_url: str, *, body: bool = True) -> dict[str, 
     return out
 
 
-def host_view(directory: Path, host: str, config: CrawlConfig) -> dict[str, Any] | None:
+def host_view(where: Path | CrawlPlace, host: str, config: CrawlConfig) -> dict[str, Any] | None:
     """A host's scheduling, robots.txt and error state, or None if the crawl never met it."""
     try:
-        reader = open_reader(directory)
+        reader = _place(where).reader()
     except StorageError:
         return None
     try:

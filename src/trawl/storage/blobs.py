@@ -29,6 +29,7 @@ __all__ = [
     "LogSpec",
     "LogWriters",
     "SegmentWriter",
+    "committed_ends",
 ]
 
 
@@ -167,6 +168,17 @@ class BlobStore(Protocol):
     def locate(self, spec: LogSpec, segment: str) -> str:
         """Where a person finds the segment (a path, a URL)."""
         ...
+
+
+def committed_ends(logs: Mapping[str, Position], log: LogSpec) -> list[tuple[LogSpec, Position]]:
+    """Each writer's log of ``log`` with its committed end, from ``committed_logs()``
+    (keys ``name`` for the one writer of a data directory, ``name@writer`` in a fleet)."""
+    out = []
+    for key, end in sorted(logs.items()):
+        name, _, writer = key.partition("@")
+        if name == log.name:
+            out.append((log.for_writer(writer) if writer else log, end))
+    return out
 
 
 class LogWriters:
