@@ -7,6 +7,7 @@ commands and bytes per page (INFO deltas). The embedded crawl of the same web is
 yardstick for pages per CPU-second.
 
     .venv/bin/python bench/bench_fleet.py --hosts 40 --pages 50 --latency 0.2
+    .venv/bin/python bench/bench_fleet.py --hosts 96 --pages 12 --latency 1 --concurrency 8
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from trawl.testing.s3server import SeaweedS3
 
 TRAWL = str(Path(sys.executable).with_name("trawl"))
 TICKS = os.sysconf("SC_CLK_TCK")
+CONCURRENCY: list[str] = []  # --concurrency N for the embedded crawl and each worker
 
 
 def proc_cpu(pid: int) -> float:
@@ -82,7 +84,7 @@ def stored(args: list[str]) -> int:
 def embedded(web: bench_crawl.Web, work: Path) -> Run:
     data = work / "embedded"
     started = time.monotonic()
-    proc = subprocess.Popen([TRAWL, "crawl", *web_args(web, data)])
+    proc = subprocess.Popen([TRAWL, "crawl", *web_args(web, data), *CONCURRENCY])
     cpu = wait_all([proc])
     wall = time.monotonic() - started
     return Run("embedded", stored(["--data", str(data)]), wall, cpu)
@@ -108,6 +110,7 @@ def fleet(
     for i, log in enumerate(logs):
         with log.open("w") as err:
             cmd = [TRAWL, "worker", *place, "--quiet", "--data", str(work / f"w{workers}-{i}")]
+            cmd += CONCURRENCY
             procs.append(subprocess.Popen(cmd, stderr=err))
     cpu = wait_all([submit, *procs])
     trips = 0
@@ -172,7 +175,16 @@ def main() -> int:
     ap.add_argument("--latency", type=float, default=0.2, help="seconds each response waits")
     ap.add_argument("--workers", default="1,2,4")
     ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument(
+        "--concurrency",
+        type=int,
+        default=None,
+        help="fetches in flight per worker (and for the embedded crawl): with fewer than "
+        "the web's hosts, pages/s grows with workers until the politeness limit",
+    )
     args = ap.parse_args()
+    global CONCURRENCY
+    CONCURRENCY = [] if args.concurrency is None else ["--concurrency", str(args.concurrency)]
     bench_crawl.ensure_nginx()
     bench_crawl.SLOW = args.latency
     work = Path(tempfile.mkdtemp(prefix="trawl-bench-fleet-"))
@@ -202,7 +214,8 @@ def main() -> int:
                 runs.append(fleet(web, work, n, r, server.pid, s3))
         print(
             f"\n{args.hosts} hosts x {args.pages} pages, {args.latency * 1000:.0f} ms a "
-            f"response, delay 0, Redis appendfsync everysec, SeaweedFS S3\n"
+            f"response, delay 0, concurrency {args.concurrency or 'default'}, "
+            f"Redis appendfsync everysec, SeaweedFS S3\n"
         )
         print(table(runs))
     finally:

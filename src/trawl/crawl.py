@@ -445,7 +445,12 @@ class Crawl:
                 return
             except Exception as exc:
                 if not self._disk.dealt_with(exc):
+                    with contextlib.suppress(Exception):  # the first error is the one told
+                        self._abandon()  # as a crash leaves them: nothing more is kept
                     raise
+        self._abandon()
+
+    def _abandon(self) -> None:
         if self.indexing is not None:
             self.indexing.close(abandon=True)
         self.logs.abandon()

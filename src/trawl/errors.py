@@ -43,6 +43,11 @@ class DataDirInUseError(StorageError):
     """Another trawl process holds the data directory's lock (a crawl is running)."""
 
 
+class SessionLostError(StorageError):
+    """A fleet worker's session was rolled back by another worker (it was silent too
+    long): nothing since its last commit may be kept; a new session may go on."""
+
+
 class DiskFullError(StorageError):
     """A write failed for want of space, or free space fell below the crawl's reserve.
 

@@ -110,3 +110,50 @@ def test_one_index_per_store(backend: Backend) -> None:
     assert _open(backend) is index
     with pytest.raises(ValueError, match="near index"):
         _open(backend, MinHasher(bands=16))
+
+
+def test_claim_founds_a_cluster_or_names_its_founder(backend: Backend) -> None:
+    index = _open(backend)
+    a = _text(10)
+    assert index.claim(_sig(a), "a", "a") is None  # no near copy stored: a founds
+    assert index.count() == 1
+    copy = index.claim(_sig(a + " Comments: 3"), "b", "b")
+    assert copy is not None and (copy.cluster_id, copy.doc_key) == ("a", "a")
+    assert index.count() == 1  # a near copy is not added
+    assert index.claim(_sig(a), "a", "a") is None  # the founder again: still the founder
+    assert index.claim(_sig(_text(11)), "c", "c") is None
+    assert index.count() == 2
+
+
+def test_peers_see_each_others_founders_before_any_commit(backend: Backend) -> None:
+    peer = backend.open_peer()
+    if peer is None:
+        pytest.skip(f"{backend.name} has one writer at a time")
+    try:
+        mine, theirs = _open(backend), peer.near_index(MinHasher())
+        a = _text(12)
+        assert mine.claim(_sig(a), "a", "a") is None  # claimed, not committed
+        seen = theirs.find(_sig(a + " Posted today."))
+        assert seen is not None and seen.doc_key == "a"
+        late = theirs.claim(_sig(a + " Comments: 7"), "b", "b")
+        assert late is not None and late.doc_key == "a"  # two near copies, one founder
+        assert theirs.claim(_sig(_text(13)), "c", "c") is None
+        found = mine.find(_sig(_text(13)))
+        assert found is not None and found.doc_key == "c"
+    finally:
+        peer.close(commit=False)
+
+
+def test_a_crash_gives_back_uncommitted_claims(backend: Backend) -> None:
+    index = _open(backend)
+    a, b = _text(14), _text(15)
+    assert index.claim(_sig(a), "a", "a") is None
+    backend.commit()
+    assert index.claim(_sig(b), "b", "b") is None
+    backend.restart(crash=True)
+    index = _open(backend)
+    assert index.count() == 1
+    assert index.find(_sig(b)) is None  # not kept: a near copy of b may found again
+    assert index.claim(_sig(b + " Updated."), "b2", "b2") is None
+    kept = index.find(_sig(a))
+    assert kept is not None and kept.doc_key == "a"

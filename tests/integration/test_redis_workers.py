@@ -12,11 +12,14 @@ from pathlib import Path
 import pytest
 
 from tests.contract.test_frontier import T0, url
+from tests.contract.test_near import _sig, _text
 from tests.contract.test_pages import page
 from tests.contract.test_parse_queue import job
 from tests.redis_servers import RedisCluster, RedisServer
+from trawl.dedup.minhash import MinHasher
+from trawl.errors import SessionLostError
 from trawl.models import UrlStatus
-from trawl.storage.redis.store import RedisCrawlStore, SessionLostError
+from trawl.storage.redis.store import RedisCrawlStore
 
 
 class WallClock:
@@ -57,6 +60,62 @@ def test_a_dead_workers_uncommitted_work_is_rolled_back_by_another(
         assert taken == {first.url, second.url}
         assert alive.frontier.reclaim_expired(T0 + 1) == 0  # rolled back once
         assert [j.fp for _seq, j in alive.parse_queue.pending()] == [1]  # taken over
+    finally:
+        alive.close(commit=False)
+
+
+def test_a_dead_workers_near_claims_are_given_back_unless_its_page_is_stored(
+    redis_server: RedisServer,
+) -> None:
+    crawl, wall = uuid.uuid4().hex[:12], WallClock()
+    dead = RedisCrawlStore(redis_server.url, crawl, worker="dead", session_ttl=60, wall=wall)
+    alive = RedisCrawlStore(redis_server.url, crawl, worker="alive", session_ttl=60, wall=wall)
+    hasher = MinHasher()
+    stored_text, lost_text = _text(1), _text(2)
+    try:
+        index = dead.near_index(hasher)
+        assert index.claim(_sig(stored_text), "h001", "h001") is None
+        assert index.claim(_sig(lost_text), "h002", "h002") is None
+        dead.pages.add(page(1))
+        outputs = dead.conn.pipeline()
+        dead.pages.flush(outputs)
+        outputs.execute()  # the commit's outputs went out; kill -9 before its acks
+        dead.conn.close()
+        theirs = alive.near_index(hasher)
+        assert theirs.claim(_sig(lost_text + " Comments: 2"), "h003", "h003") is not None
+        wall.t += 61
+        alive.commit()  # the living worker's heartbeat goes on
+        alive.frontier.reclaim_expired(T0)  # which rolls the dead session back
+        kept = theirs.find(_sig(stored_text))
+        assert kept is not None and kept.doc_key == "h001"  # its page is stored: final
+        assert theirs.find(_sig(lost_text)) is None  # its page was never stored
+        assert theirs.claim(_sig(lost_text + " Comments: 2"), "h003", "h003") is None
+        assert theirs.count() == 2
+    finally:
+        alive.close(commit=False)
+
+
+def test_pages_taken_over_from_a_dead_worker_reach_a_poller_that_is_past_them(
+    redis_server: RedisServer,
+) -> None:
+    # A parse role polls pending(after=the last seq it took): pages adopted from a dead
+    # worker have older seqs, and must reach it all the same (once).
+    crawl, wall = uuid.uuid4().hex[:12], WallClock()
+    dead = RedisCrawlStore(redis_server.url, crawl, worker="dead", session_ttl=60, wall=wall)
+    alive = RedisCrawlStore(redis_server.url, crawl, worker="alive", session_ttl=60, wall=wall)
+    try:
+        dead.parse_queue.put(job(1))
+        dead.commit()
+        dead.conn.close()  # kill -9
+        alive.parse_queue.put(job(2))
+        alive.commit()
+        assert [seq for seq, _j in alive.parse_queue.pending()] == [2]
+        wall.t += 61
+        alive.commit()
+        alive.frontier.reclaim_expired(T0)  # rolls the dead session back, adopts its page
+        assert [j.fp for _seq, j in alive.parse_queue.pending(after=2)] == [1]
+        assert alive.parse_queue.pending(after=2) == []  # handed over once
+        assert [j.fp for _seq, j in alive.parse_queue.pending()] == [1, 2]  # still pending
     finally:
         alive.close(commit=False)
 

@@ -23,7 +23,7 @@ import orjson
 from trawl.cli._place import add_place_arguments
 from trawl.cli._run import EXIT_DISK_FULL
 from trawl.config import CrawlConfig, config_json, load_config
-from trawl.errors import ConfigError, DiskFullError, StorageError
+from trawl.errors import ConfigError, DiskFullError, SessionLostError, StorageError
 from trawl.models import UrlStatus
 from trawl.roles import ALL_ROLES, Role
 from trawl.storage.base import CrawlStore
@@ -83,6 +83,11 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     w.add_argument("--quiet", action="store_true", help="no progress, only the summary")
     w.add_argument("--progress-interval", type=float, metavar="SECONDS")
     w.set_defaults(handler=_worker)
+
+
+# A worker that loses more than MAX_LOST sessions within LOST_WINDOW seconds stops.
+MAX_LOST = 3
+LOST_WINDOW = 600.0
 
 
 def worker_id() -> str:
@@ -171,11 +176,34 @@ def _worker(args: argparse.Namespace) -> int:
         print(f"trawl worker: {exc}", file=sys.stderr)
         return 2
     print(f"trawl worker {wid}: {args.role} on {place}", file=sys.stderr)
-    try:
-        code = run_and_report(crawl, quiet=args.quiet, interval=args.progress_interval)
-    except StorageError as exc:  # the session was lost: the others have its work
-        print(f"trawl worker {wid}: {exc}", file=sys.stderr)
-        return 1
+    lost: list[float] = []
+    while True:
+        try:
+            code = run_and_report(crawl, quiet=args.quiet, interval=args.progress_interval)
+            break
+        except SessionLostError as exc:
+            # Silent too long (a pause, a failover): the others took over its work. A
+            # worker holds nothing, so it goes on under a new session and writer id,
+            # unless it keeps losing them (then something is wrong with this machine).
+            now = time.monotonic()
+            lost = [t for t in lost if now - t < LOST_WINDOW] + [now]
+            if len(lost) > MAX_LOST:
+                print(f"trawl worker {wid}: {exc}; lost {len(lost)} sessions", file=sys.stderr)
+                return 1
+            old, wid = wid, worker_id()
+            print(f"trawl worker {old}: {exc}; going on as {wid}", file=sys.stderr)
+            try:
+                store = open_fleet_store(
+                    config, place, wid, session_ttl=args.session_ttl,
+                    wait_replicas=args.wait_replicas,
+                )  # fmt: skip
+                crawl = Crawl(config, store=store, blobs=blobs, roles=ROLES[args.role], writer=wid)
+            except StorageError as reopen:
+                print(f"trawl worker {wid}: {reopen}", file=sys.stderr)
+                return 1
+        except StorageError as exc:  # e.g. a commit the replicas did not acknowledge
+            print(f"trawl worker {wid}: {exc}", file=sys.stderr)
+            return 1
     # What this worker asked of Redis (the fleet bench adds them up per page).
     trips, commands = getattr(store, "round_trips", None), getattr(store, "commands", None)
     if trips is not None:

@@ -7,8 +7,8 @@ the earliest stored on a tie.
 
 Cluster policy (``assign``): a page within the threshold of an earlier kept page joins
 that page's cluster; a page with no near match founds its own cluster, named by its
-doc key. Only founders are added to the index (``NearDupIndex.add``, called when the
-page's text is actually stored), so a cluster cannot drift away from its founder by a
+doc key. Only founders are added to the index (``NearDupIndex.claim``, called when the
+page's text is about to be stored), so a cluster cannot drift away from its founder by a
 chain of small edits (A ~ B ~ C with A far from C).
 """
 
@@ -20,7 +20,15 @@ from typing import Protocol
 
 from trawl.dedup.minhash import MinHasher, Signature
 
-__all__ = ["Assignment", "MemoryNearIndex", "NearDupIndex", "NearMatch", "assign", "best"]
+__all__ = [
+    "Assignment",
+    "MemoryNearIndex",
+    "NearDupIndex",
+    "NearMatch",
+    "assign",
+    "best",
+    "claim_founder",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,6 +63,12 @@ class NearDupIndex(Protocol):
         """The most similar stored signature at or above the threshold."""
         ...
 
+    def claim(self, signature: Signature, cluster_id: str, doc_key: str) -> NearMatch | None:
+        """Add a founder unless a near copy of another doc is stored by now (one step,
+        so of two workers keeping near copies at once only one founds): that copy's
+        match, or None when ``doc_key`` is (now, or already) a founder."""
+        ...
+
     def count(self) -> int:
         """How many signatures are stored."""
         ...
@@ -72,6 +86,17 @@ def best(
     if sims[at] < hasher.threshold:
         return None
     return float(sims[at]), ordered[at][0]
+
+
+def claim_founder(
+    index: NearDupIndex, signature: Signature, cluster_id: str, doc_key: str
+) -> NearMatch | None:
+    """``claim`` for an index with one writer: find, then add (nothing comes between)."""
+    match = index.find(signature)
+    if match is not None and match.doc_key != doc_key:
+        return match
+    index.add(signature, cluster_id, doc_key)
+    return None
 
 
 def assign(index: NearDupIndex, signature: Signature, doc_key: str) -> Assignment:
@@ -120,6 +145,9 @@ class MemoryNearIndex:
         similarity, order = found
         _, cluster, doc = self._docs[order]
         return NearMatch(similarity, cluster, doc)
+
+    def claim(self, signature: Signature, cluster_id: str, doc_key: str) -> NearMatch | None:
+        return claim_founder(self, signature, cluster_id, doc_key)
 
     def count(self) -> int:
         return len(self._docs)

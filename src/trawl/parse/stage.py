@@ -57,8 +57,10 @@ class NearVerdict:
 class NearDupCheck(Protocol):
     def __call__(self, page: ParsedPage) -> NearVerdict: ...
 
-    def keep(self, page: ParsedPage, cluster: str) -> None:
-        """The page's text was stored: later pages may repeat it."""
+    def keep(self, page: ParsedPage, cluster: str) -> str | None:
+        """The page's text is about to be stored: later pages may repeat it. Returns
+        the doc key of a near copy kept meanwhile (by another worker of a fleet), whose
+        duplicate the page then is."""
         ...
 
 
@@ -75,10 +77,12 @@ class IndexNearCheck:
         a = assign(self._index, page.near_signature, key)
         return NearVerdict(cluster=a.cluster_id, duplicate_of=a.near_duplicate_of)
 
-    def keep(self, page: ParsedPage, cluster: str) -> None:
+    def keep(self, page: ParsedPage, cluster: str) -> str | None:
         # Founders only: members are not added, so a cluster cannot chain away.
-        if page.near_signature is not None and page.content_hash == cluster:
-            self._index.add(page.near_signature, cluster, cluster)
+        if page.near_signature is None or page.content_hash != cluster:
+            return None
+        late = self._index.claim(page.near_signature, cluster, cluster)
+        return None if late is None else late.doc_key
 
 
 @dataclass(frozen=True, slots=True)
@@ -203,14 +207,9 @@ class ParseStage:
                 verdict = self._near(page)
                 cluster = verdict.cluster
                 if verdict.duplicate_of is not None:
-                    near = self._pages.find(verdict.duplicate_of)
-                    # A revisit whose text moved a little is a new version of the same
-                    # page (stored, same cluster), not a near duplicate of itself.
-                    if near is None or near.url != job.url:
-                        self._pages.count_duplicate(verdict.duplicate_of)
-                        where = near.url if near is not None else verdict.duplicate_of
-                        near_dup = ParseOutcome(K.NEAR_DUPLICATE, where)
-                        return near_dup, Outcome.NEAR_DUPLICATE, cluster
+                    near_dup = self._near_duplicate(job, verdict.duplicate_of, cluster)
+                    if near_dup is not None:
+                        return near_dup
         if not page.nofollow:
             yield from self._offer_links(page, depth + 1, now)
         if page.noindex:
@@ -226,8 +225,30 @@ class ParseStage:
             failures = self._policy.quality.failures(page.quality)
             if failures:
                 return ParseOutcome(K.LOW_QUALITY, ", ".join(failures)), Outcome.NEW, None
+        if self._near is not None:
+            # The founder claim is one step with the look for a near copy (fleet-wide
+            # over Redis), so of two near copies kept at once only one founds.
+            late = self._near.keep(page, cluster)
+            if late is not None:
+                near_dup = self._near_duplicate(job, late, late)
+                if near_dup is not None:
+                    return near_dup
         self._store(job, page, cluster, tdm, opt_outs)
         return ParseOutcome(K.STORED), Outcome.NEW, cluster
+
+    def _near_duplicate(
+        self, job: ParseJob, doc: str, cluster: str
+    ) -> tuple[ParseOutcome, Outcome, str] | None:
+        """The outcome of a near duplicate of ``doc``, unless it is this page's own
+        earlier version."""
+        near = self._pages.find(doc)
+        # A revisit whose text moved a little is a new version of the same page
+        # (stored, same cluster), not a near duplicate of itself.
+        if near is not None and near.url == job.url:
+            return None
+        self._pages.count_duplicate(doc)
+        where = near.url if near is not None else doc
+        return ParseOutcome(K.NEAR_DUPLICATE, where), Outcome.NEAR_DUPLICATE, cluster
 
     def _offer_links(self, page: ParsedPage, depth: int, now: float) -> Iterator[None]:
         if page.links_over_cap:
@@ -298,8 +319,6 @@ class ParseStage:
             record["quality"] = page.quality.as_dict()
             record["quality_failures"] = []
         text_at = self._texts.append(record)
-        if self._near is not None:
-            self._near.keep(page, cluster)
         self._pages.add(
             PageRecord(
                 content_hash=page.content_hash,

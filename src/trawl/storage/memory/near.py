@@ -9,7 +9,7 @@ another band count rebuilds, another signature layout empties).
 from __future__ import annotations
 
 from trawl.dedup.minhash import MinHasher, Signature
-from trawl.dedup.near import MemoryNearIndex, NearMatch
+from trawl.dedup.near import MemoryNearIndex, NearMatch, claim_founder
 from trawl.storage.memory.pages import MemoryMeta
 
 LAYOUT_KEY = "near.minhash"  # the meta key SqliteNearIndex records its layout under
@@ -42,6 +42,9 @@ class StoredNearIndex:
 
     def find(self, signature: Signature) -> NearMatch | None:
         return self._index.find(signature)
+
+    def claim(self, signature: Signature, cluster_id: str, doc_key: str) -> NearMatch | None:
+        return claim_founder(self, signature, cluster_id, doc_key)
 
     def count(self) -> int:
         return self._index.count()

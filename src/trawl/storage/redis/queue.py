@@ -11,6 +11,8 @@ so an entry leaves only once what its parse produced is stored.
 ``pending`` is this worker's pending entries (after a restart: what it had not
 parsed), plus entries of other consumers idle longer than ``claim_idle`` seconds
 (``XAUTOCLAIM``: a dead worker's pages go to the living), plus its own new ones.
+Entries that became this worker's after it polled past their numbers (taken over
+from a dead worker, claimed idle) are handed out once whatever ``after`` says.
 """
 
 from __future__ import annotations
@@ -113,7 +115,9 @@ class RedisParseQueue:
                 "XAUTOCLAIM", self._keys.stream, GROUP, self._consumer,
                 self._claim_idle_ms, cursor, "COUNT", _CHUNK,
             )  # fmt: skip
-            out += _jobs(answer[1])
+            claimed = _jobs(answer[1])
+            self._late.update(seq for seq, _job in claimed)
+            out += claimed
             cursor = text(answer[0]) or "0-0"
             if cursor == "0-0":
                 break
@@ -123,6 +127,9 @@ class RedisParseQueue:
     def drop(self) -> None:
         self._puts: dict[int, ParseJob] = {}
         self._acks: set[int] = set()
+        # Seqs that became this consumer's after it may have polled past them (taken
+        # over from a dead worker, claimed idle): handed out once whatever ``after``.
+        self._late: set[int] = set()
 
     def adopt(self, consumer: str) -> int:
         """Take over the pending entries of ``consumer`` (a dead worker); how many."""
@@ -133,9 +140,8 @@ class RedisParseQueue:
             )
             ids: list[Any] = [text(r["message_id"]) or "" for r in rows]
             if ids:
-                self._conn.counted().xclaim(
-                    self._keys.stream, GROUP, self._consumer, 0, ids, justid=True
-                )
+                got = self._conn.counted().xclaim(self._keys.stream, GROUP, self._consumer, 0, ids)
+                self._late.update(seq for seq, _job in _jobs(got))
                 taken += len(ids)
             if len(ids) < _CHUNK:
                 break
@@ -152,7 +158,8 @@ class RedisParseQueue:
         for seq, job in self._mine():
             if len(out) >= limit:
                 return out
-            if seq > after and seq not in self._acks:
+            if (seq > after or seq in self._late) and seq not in self._acks:
+                self._late.discard(seq)
                 out.append((seq, ParseJob.load(job)))
         for seq, parse_job in self._puts.items():
             if len(out) >= limit:

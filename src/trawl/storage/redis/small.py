@@ -1,4 +1,4 @@
-"""Robots answers, origin files, meta, counters and the near index in Redis.
+"""Robots answers, origin files, meta and counters in Redis.
 
 Each keeps its writes in this process until the store's commit queues them in the
 commit's pipeline (``flush``); reads see the buffer over what is committed. Every
@@ -12,13 +12,9 @@ from typing import Any
 
 import orjson
 
-from trawl.dedup.minhash import MinHasher, Signature
-from trawl.dedup.near import MemoryNearIndex, NearMatch
 from trawl.storage.base import RobotsRow
 from trawl.storage.redis.conn import Conn, Pipe
 from trawl.storage.redis.keys import Keys, b64, text, unb64
-
-LAYOUT_KEY = "near.minhash"  # the meta key the other backends keep the layout under
 
 
 def encode_robots(r: RobotsRow) -> str:
@@ -147,47 +143,3 @@ class RedisCounters:
             if n:
                 pipe.call("HINCRBY", self._keys.counters, name, n)
         self.pending = {}
-
-
-class RedisNearIndex:
-    """``NearDupIndex`` over a ``MemoryNearIndex`` of the founders in Redis (read at open).
-
-    Founders added here are appended to the Redis list at commit. Founders other workers
-    add after this index was opened are not seen by it until the store is opened again.
-    """
-
-    def __init__(self, conn: Conn, keys: Keys, meta: RedisMeta, hasher: MinHasher) -> None:
-        self._conn, self._keys = conn, keys
-        stored = meta.get(LAYOUT_KEY)
-        self.reset = stored is not None and stored.split(";")[0] != hasher.signature_layout
-        meta.set(LAYOUT_KEY, hasher.layout)
-        self._index = MemoryNearIndex(hasher)
-        self.pending: list[str] = []
-        if not self.reset:
-            for data in conn.call("LRANGE", keys.near, 0, -1):
-                sig, cluster, doc = orjson.loads(data)
-                self._index.add(bytes.fromhex(sig), cluster, doc)
-
-    @property
-    def hasher(self) -> MinHasher:
-        return self._index.hasher
-
-    def add(self, signature: Signature, cluster_id: str, doc_key: str) -> None:
-        before = self._index.count()
-        self._index.add(signature, cluster_id, doc_key)
-        if self._index.count() > before:
-            self.pending.append(orjson.dumps([signature.hex(), cluster_id, doc_key]).decode())
-
-    def find(self, signature: Signature) -> NearMatch | None:
-        return self._index.find(signature)
-
-    def count(self) -> int:
-        return self._index.count()
-
-    def flush(self, pipe: Pipe) -> None:
-        if self.reset:
-            pipe.call("DEL", self._keys.near)
-            self.reset = False
-        if self.pending:
-            pipe.call("RPUSH", self._keys.near, *self.pending)
-        self.pending = []

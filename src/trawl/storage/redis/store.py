@@ -9,12 +9,14 @@ cluster has no cross-shard transaction, so order and idempotence do the work):
 
 1. the blob logs' committed ends and meta (the logs were synced before the call);
 2. the outputs: pages (added only if their content hash is new), fetch records,
-   robots answers, origin files, near-index founders, counters, parse-queue entries
+   robots answers, origin files, counters, parse-queue entries
    (appended once per sequence number);
 3. with ``wait_replicas``, ``WAIT`` until that many replicas of every primary hold
    the outputs (else StorageError: nothing is acknowledged);
 4. the acknowledgements: the frontier session's undo entries dropped (its lease ends
-   and later-stage outcomes become final), then parse-queue entries deleted.
+   and later-stage outcomes become final) and its near-index claims made final
+   (claims are written when made, so every worker sees them at once), then
+   parse-queue entries deleted.
 
 A crash before 4 leaves the acknowledgements undone: the work is redone, and every
 output it writes again replaces itself. Only counters (``HINCRBY``) may count such a
@@ -28,25 +30,21 @@ import uuid
 from collections.abc import Callable, Mapping
 
 from trawl.dedup.minhash import MinHasher
-from trawl.errors import DataDirInUseError, StorageError
+from trawl.errors import DataDirInUseError, SessionLostError, StorageError
 from trawl.models import Position
 from trawl.storage.redis.conn import Conn, connect
 from trawl.storage.redis.frontier import RedisFrontier
 from trawl.storage.redis.keys import Keys, text
+from trawl.storage.redis.near import RedisNearIndex, release_claims
 from trawl.storage.redis.pages import RedisPageStore
 from trawl.storage.redis.queue import RedisParseQueue
 from trawl.storage.redis.reader import LOG_META_PREFIX, RedisCrawlReader, committed_logs
 from trawl.storage.redis.small import (
     RedisCounters,
     RedisMeta,
-    RedisNearIndex,
     RedisOriginFileStore,
     RedisRobotsStore,
 )
-
-
-class SessionLostError(StorageError):
-    """This worker's session was rolled back by another worker: it must stop."""
 
 
 class RedisCrawlStore:
@@ -87,6 +85,7 @@ class RedisCrawlStore:
             lease_seconds=lease_seconds,
         )
         self._frontier.recover(self.worker)  # what this worker left when it last died
+        release_claims(self.conn, self.keys, self.worker)
         self._frontier.sweep = self.recover_dead
         self._pages = RedisPageStore(self.conn, self.keys)
         self._parse_queue = RedisParseQueue(
@@ -118,6 +117,7 @@ class RedisCrawlStore:
         for name in (text(d) or "" for d in dead):
             if name != self.worker and self.conn.call("ZREM", self.keys.sessions, name):
                 back += self._frontier.recover(name)
+                release_claims(self.conn, self.keys, name)
                 self._parse_queue.adopt(name)
         return back
 
@@ -152,7 +152,7 @@ class RedisCrawlStore:
     def near_index(self, hasher: MinHasher) -> RedisNearIndex:
         """The store's one near-duplicate index; asking with another layout is an error."""
         if self._near is None:
-            self._near = RedisNearIndex(self.conn, self.keys, self._meta, hasher)
+            self._near = RedisNearIndex(self.conn, self.keys, self.worker, self._meta, hasher)
         elif self._near.hasher.layout != hasher.layout:
             raise ValueError(
                 f"near index open with {self._near.hasher.layout}, asked for {hasher.layout}"
@@ -188,8 +188,6 @@ class RedisCrawlStore:
         self._pages.flush(outputs)
         self._robots.flush(outputs)
         self._origin_files.flush(outputs)
-        if self._near is not None:
-            self._near.flush(outputs)
         self._counters.flush(outputs)
         self._parse_queue.flush_puts(outputs)
         outputs.execute()
@@ -199,6 +197,8 @@ class RedisCrawlStore:
                 raise StorageError(f"commit reached {got} of {self._wait[0]} replicas")
         acks = self.conn.pipeline()
         self._frontier.acknowledge(acks)
+        if self._near is not None:
+            self._near.acknowledge(acks)
         acks.execute()
         self._parse_queue.flush_acks(acks)
         acks.execute()

@@ -16,7 +16,7 @@ comparable, so that change empties the index (later pages found new clusters).
 from __future__ import annotations
 
 from trawl.dedup.minhash import MinHasher, Signature
-from trawl.dedup.near import NearMatch, best
+from trawl.dedup.near import NearMatch, best, claim_founder
 from trawl.storage.sqlite.db import Database
 
 _SCHEMA = """
@@ -80,6 +80,9 @@ class SqliteNearIndex:
         )
         if cur.rowcount == 1 and cur.lastrowid is not None:
             self._insert_bands(cur.lastrowid, signature)
+
+    def claim(self, signature: Signature, cluster_id: str, doc_key: str) -> NearMatch | None:
+        return claim_founder(self, signature, cluster_id, doc_key)
 
     def find(self, signature: Signature) -> NearMatch | None:
         keys = self._hasher.band_keys(signature)
