@@ -133,6 +133,7 @@ class Fleet:
         self.live: list[asyncio.subprocess.Process] = []
         self.started = 0
         self.kills = 0
+        self.pauses = 0
 
     async def start(self) -> None:
         self.started += 1
@@ -163,6 +164,16 @@ class Fleet:
             await victim.wait()  # reaped: it is not chosen again
             self.kills += 1
 
+    async def pause_one(self, rng: random.Random, seconds: float) -> None:
+        """SIGSTOP a worker for ``seconds`` (past its session's life), then SIGCONT."""
+        running = [p for p in self.live if p.returncode is None]
+        if running:
+            victim = rng.choice(running)
+            os.killpg(victim.pid, signal.SIGSTOP)
+            await asyncio.sleep(seconds)
+            os.killpg(victim.pid, signal.SIGCONT)
+            self.pauses += 1
+
     async def wait_all(self) -> None:
         await asyncio.gather(*(p.wait() for p in self.live))
 
@@ -175,7 +186,8 @@ async def _drill(
     worker_kills: int,
     worker_args: list[str],
     mid_crawl: Callable[[], object] | None = None,
-) -> tuple[SampleWebServer, str]:
+    pauses: tuple[int, float] = (0, 0.0),
+) -> tuple[SampleWebServer, str, Fleet]:
     web, hosts = _web()
     rng = random.Random(11)
     async with SampleWebServer(web, log=True) as srv:
@@ -202,9 +214,14 @@ async def _drill(
         for _ in range(3):
             await fleet.start()
         await asyncio.sleep(2.0)
-        while fleet.kills < worker_kills and submit.returncode is None:
+        while (fleet.kills < worker_kills or fleet.pauses < pauses[0]) and (
+            submit.returncode is None
+        ):
             # Long enough for a worker to start and take work before it may die.
             await asyncio.sleep(rng.uniform(1.0, 2.0))
+            if fleet.kills >= worker_kills:
+                await fleet.pause_one(rng, pauses[1])
+                continue
             await fleet.kill_one(rng)
             await fleet.start()
             if mid_crawl is not None and fleet.kills == worker_kills // 2:
@@ -212,9 +229,9 @@ async def _drill(
                 fleet.redis_url = redis_url()  # through a node that lives
         assert await asyncio.wait_for(submit.wait(), 240) == 0
         await asyncio.wait_for(fleet.wait_all(), 60)
-        assert fleet.kills >= worker_kills
-        print(f"{fleet.kills} workers killed, {fleet.started} started")
-        return srv, redis_url()
+        assert fleet.kills >= worker_kills and fleet.pauses >= pauses[0]
+        print(f"{fleet.kills} workers killed, {fleet.pauses} paused, {fleet.started} started")
+        return srv, redis_url(), fleet
 
 
 def _committed_ends(place: CrawlPlace, log: LogSpec) -> list[tuple[LogSpec, Position]]:
@@ -310,7 +327,7 @@ def test_workers_killed_again_and_again_lose_nothing(
 
     async def go() -> None:
         # A killed worker's hosts wait out its session (3 s) before the others take them.
-        srv, _ = await _drill(
+        srv, _, _fleet = await _drill(
             tmp_path, lambda: url, s3_url, worker_kills=10, worker_args=["--session-ttl", "3"]
         )
         await _check(tmp_path, CrawlPlace(redis=url, crawl="main"), srv, reference)
@@ -327,7 +344,7 @@ def test_a_redis_primary_killed_mid_crawl(
     every_node = f"redis+cluster://{nodes}/0"
 
     async def go() -> None:
-        srv, url = await _drill(
+        srv, url, _fleet = await _drill(
             tmp_path,
             lambda: every_node,
             s3_url,
@@ -338,6 +355,35 @@ def test_a_redis_primary_killed_mid_crawl(
             worker_args=["--session-ttl", "8", "--wait-replicas", "1"],
             mid_crawl=lambda: redis_cluster.rejoin(redis_cluster.kill_primary(0)),
         )
+        await _check(tmp_path, CrawlPlace(redis=url, crawl="main"), srv, reference)
+
+    asyncio.run(go())
+
+
+def _workers_said(tmp: Path) -> str:
+    return "".join(log.read_text() for log in sorted(tmp.glob("w*.log")))
+
+
+def test_a_worker_paused_past_its_session_goes_on_under_a_new_one(
+    tmp_path: Path, redis_server: RedisServer, s3_url: str, reference: States
+) -> None:
+    # SIGSTOP longer than the session's life: the others roll the session back and
+    # take its work; woken, the worker finds its commit refused, drops what it had not
+    # committed and goes on under a new session (no restart by a supervisor).
+    url = redis_server.url
+
+    async def go() -> None:
+        srv, _, fleet = await _drill(
+            tmp_path,
+            lambda: url,
+            s3_url,
+            worker_kills=0,
+            worker_args=["--session-ttl", "2"],
+            pauses=(3, 5.0),
+        )
+        assert [p.returncode for p in fleet.live] == [0] * len(fleet.live)
+        said = _workers_said(tmp_path)
+        assert "going on as" in said, said
         await _check(tmp_path, CrawlPlace(redis=url, crawl="main"), srv, reference)
 
     asyncio.run(go())
