@@ -32,6 +32,7 @@ from trawl.dedup.minhash import MinHasher
 from trawl.dedup.near import MemoryNearIndex
 from trawl.jobs import OutcomeKind
 from trawl.models import Position
+from trawl.service.fleet_events import FleetEventTail, parse_cursor
 from trawl.stats import url_states
 from trawl.storage.blobs import TEXT_LOG, WARC_LOG, BlobStore, LogSpec
 from trawl.storage.place import CrawlPlace
@@ -107,6 +108,21 @@ def _same_crawl(fleet: States, reference: States) -> None:
     unexplained = differ - _links_of_near_copies()
     assert not unexplained, {u: (mine.get(u), theirs.get(u)) for u in sorted(unexplained)}
     print(f"{len(differ)} URLs differ from the reference, each linked from a near copy")
+
+
+def _events_once(place: CrawlPlace, stored_urls: set[str]) -> None:
+    """Every worker's committed events (as ``/v1/events`` of ``trawl serve --redis``
+    reads them), paged by the fleet cursor: each once, one for every stored page."""
+    everything = FleetEventTail(place, {}).read(limit=10**6)
+    assert len({e["writer"] for e in everything}) >= 3
+    paged: list[dict[str, object]] = []
+    cursor = "0"
+    while found := FleetEventTail(place, parse_cursor(cursor)).read(limit=7):
+        paged += found
+        cursor = found[-1]["cursor"]
+    assert [(e["writer"], e["id"]) for e in paged] == [(e["writer"], e["id"]) for e in everything]
+    assert len({(e["writer"], e["id"]) for e in paged}) == len(paged)
+    assert stored_urls <= {e.get("url") for e in everything}
 
 
 def _near_copies(states: States) -> int:
@@ -286,6 +302,8 @@ async def _check(
     kept = {p.content_hash for p in pages}
     _no_two_near([r["text"] for r in records if r["content_hash"] in kept])
     assert sum(s == "parsed" for s in states.values()) >= len(pages) > 50
+
+    _events_once(place, {p.url for p in pages})
 
     warc_files = 0
     writers = {spec.writer for spec, _ in _committed_ends(place, WARC_LOG)}

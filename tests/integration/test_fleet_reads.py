@@ -139,3 +139,38 @@ def test_export_index_search_and_serve_read_a_fleet_crawl(
         assert seen["pages_fetched"] > 0
         assert _get(base, "/v1/hosts/never.example")[0] == 404
         assert _get(base, "/v1/crawls", method="POST")[0] in (404, 405)  # no control
+        _check_events(base, {r["url"] for r in rows})
+
+
+def _check_events(base: str, stored_urls: set[str]) -> None:
+    """Every worker's committed events, paged by the fleet cursor, each once; the SSE
+    stream goes on from a cursor."""
+    status, whole = _get(base, "/v1/events", limit="1000")
+    assert status == 200, whole
+    everything = whole["events"]
+    assert everything and all(e["writer"] for e in everything)
+    paged, cursor = [], "0"
+    while True:
+        status, page = _get(base, "/v1/events", after=cursor, limit="7")
+        assert status == 200, page
+        if not page["events"]:
+            break
+        paged += page["events"]
+        cursor = page["last_id"]
+    assert [(e["writer"], e["id"]) for e in paged] == [(e["writer"], e["id"]) for e in everything]
+    assert len({(e["writer"], e["id"]) for e in paged}) == len(paged)  # each once
+    assert stored_urls <= {e.get("url") for e in everything}
+    assert _get(base, "/v1/events", after="not a cursor")[0] == 400
+
+    # SSE from the cursor of the tenth event: the next frame is the eleventh.
+    request = urllib.request.Request(
+        base.rstrip("/") + "/v1/events",
+        headers={"Accept": "text/event-stream", "Last-Event-ID": everything[9]["cursor"]},
+    )
+    with urllib.request.urlopen(request, timeout=30) as stream:
+        for raw in stream:
+            line = raw.decode().strip()
+            if line.startswith("data: "):
+                first = orjson.loads(line[6:])
+                break
+    assert (first["writer"], first["id"]) == (everything[10]["writer"], everything[10]["id"])

@@ -146,6 +146,29 @@ def test_a_worker_rolled_back_while_alive_cannot_commit(redis_server: RedisServe
         zombie.conn.close()
 
 
+def test_a_worker_silent_for_long_checks_its_session_before_a_new_lease(
+    redis_server: RedisServer,
+) -> None:
+    """Woken after a long stop, a worker must not fetch a host the others took over:
+    ``take`` after half a session's life without a heartbeat asks whether it lives."""
+    crawl, wall = uuid.uuid4().hex[:12], WallClock()
+    sleeper = RedisCrawlStore(redis_server.url, crawl, worker="slow", session_ttl=60, wall=wall)
+    alive = RedisCrawlStore(redis_server.url, crawl, worker="alive", session_ttl=60, wall=wall)
+    try:
+        sleeper.frontier.add([url("a.example", "/1"), url("b.example", "/1")], now=T0)
+        assert sleeper.frontier.take(T0) is not None
+        wall.t += 40  # silent, but its session still lives: it beats and goes on
+        assert sleeper.frontier.take(T0) is not None
+        wall.t += 61
+        alive.commit()
+        assert alive.frontier.reclaim_expired(T0 + 1) == 2  # rolled back, hosts given back
+        with pytest.raises(SessionLostError, match="silent"):
+            sleeper.frontier.take(T0 + 1)
+    finally:
+        alive.close(commit=False)
+        sleeper.conn.close()
+
+
 def test_committed_work_survives_a_primary_killed(tmp_path: Path) -> None:
     """The fault drills' helper: kill -9 a primary, its replica takes over, the crawl goes on."""
     cluster = RedisCluster(tmp_path)

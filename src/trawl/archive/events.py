@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from trawl.models import Position
-from trawl.storage.blobs import EVENT_LOG, SegmentWriter
+from trawl.storage.blobs import EVENT_LOG, LogSpec, SegmentWriter
 
 if TYPE_CHECKING:
     from trawl.storage.blobs import BlobStore
@@ -44,15 +44,17 @@ def read_span(
     *,
     after: int = 0,
     limit: int | None = None,
+    log: LogSpec = EVENT_LOG,
 ) -> tuple[list[dict[str, Any]], Position]:
     """Events with an id above ``after`` (at most ``limit``) from ``start`` up to ``end``
-    (a committed end), and the position after the last line read, to go on from there.
+    (a committed end) of ``log`` (one writer's), and the position after the last line
+    read, to go on from there.
     """
     out: list[dict[str, Any]] = []
     index, offset = start.index, start.offset
     while (index, offset) < (end.index, end.offset):
         stop = end.offset if index == end.index else None
-        data = blobs.read_range(EVENT_LOG, EVENT_LOG.segment(index), offset, stop)
+        data = blobs.read_range(log, log.segment(index), offset, stop)
         # Whole lines only, each line's end tracked so a limit resumes exactly there.
         pos = 0
         while (nl := data.find(b"\n", pos)) >= 0:

@@ -63,7 +63,9 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
         help="links taken from one page, the rest counted (default 5000; 0 or none: no limit)",
     )
     p.add_argument("--max-duration", type=float, metavar="SECONDS")
-    p.add_argument("--max-in-flight", type=int, help="requests in flight across hosts")
+    p.add_argument(
+        "--max-in-flight", "--concurrency", type=int, help="requests in flight across hosts"
+    )
     p.add_argument("--scope", choices=["host", "domain", "any", "allowlist"])
     p.add_argument("--allow-host", action="append", default=[], help="for --scope allowlist")
     p.add_argument(

@@ -10,7 +10,7 @@ import asyncio
 import hmac
 import logging
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -222,37 +222,51 @@ class ServiceRoutes:
             found = await asyncio.to_thread(tail.read, after=after, limit=limit)
             last = int(found[-1]["id"]) if found else after
             return json_response({"crawl": crawl_id, "events": found, "last_id": last})
-        return await self._stream(request, tail, crawl_id, after)
 
-    async def _stream(
-        self, request: web.Request, tail: EventTail, crawl_id: str, after: int
-    ) -> web.StreamResponse:
-        response = web.StreamResponse(
-            headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
-        )
-        await response.prepare(request)
-        await response.write(b"retry: 1000\n\n")
-        idle = 0.0
-        try:
-            while not self._closing.is_set():
-                found = await asyncio.to_thread(tail.read, after=after, limit=500)
-                for event in found:
-                    after = int(event["id"])
-                    data = orjson.dumps({**event, "crawl": crawl_id})
-                    frame = f"id: {after}\nevent: {event['type']}\n".encode()
-                    await response.write(frame + b"data: " + data + b"\n\n")
-                if found:
-                    idle = 0.0
-                    continue
-                idle += 0.25
-                if idle >= 15.0:  # a comment keeps proxies and idle timeouts away
-                    await response.write(b": heartbeat\n\n")
-                    idle = 0.0
-                await asyncio.sleep(0.25)
-        except (ConnectionResetError, asyncio.CancelledError):
-            pass
-        return response
+        def poll() -> list[tuple[str, dict[str, Any]]]:
+            nonlocal after
+            found = tail.read(after=after, limit=500)
+            if found:
+                after = int(found[-1]["id"])
+            return [(str(e["id"]), e) for e in found]
+
+        return await stream_events(request, poll, crawl_id, self._closing)
 
     async def metrics(self, request: web.Request) -> web.Response:
         data = await asyncio.to_thread(generate_latest, self.registry)
         return web.Response(body=data, headers={"Content-Type": CONTENT_TYPE_LATEST})
+
+
+async def stream_events(
+    request: web.Request,
+    poll: Callable[[], list[tuple[str, dict[str, Any]]]],
+    crawl_id: str,
+    closing: asyncio.Event,
+) -> web.StreamResponse:
+    """Server-Sent Events from ``poll`` (run in a thread: ``(id, event)`` pairs, the id
+    what a reconnecting client sends back as Last-Event-ID) until the client or the
+    server goes."""
+    response = web.StreamResponse(
+        headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
+    )
+    await response.prepare(request)
+    await response.write(b"retry: 1000\n\n")
+    idle = 0.0
+    try:
+        while not closing.is_set():
+            found = await asyncio.to_thread(poll)
+            for ident, event in found:
+                data = orjson.dumps({**event, "crawl": crawl_id})
+                frame = f"id: {ident}\nevent: {event['type']}\n".encode()
+                await response.write(frame + b"data: " + data + b"\n\n")
+            if found:
+                idle = 0.0
+                continue
+            idle += 0.25
+            if idle >= 15.0:  # a comment keeps proxies and idle timeouts away
+                await response.write(b": heartbeat\n\n")
+                idle = 0.0
+            await asyncio.sleep(0.25)
+    except (ConnectionResetError, asyncio.CancelledError):
+        pass
+    return response

@@ -127,6 +127,8 @@ class RedisFrontier(FrontierUpkeep):
         return self._candidates.pop(0) if self._candidates else None
 
     def take(self, now: float) -> Lease | None:
+        if self.alive is not None:
+            self.alive()
         expires = now + self._lease
         for _ in range(_TAKE_TRIES + self._keys.buckets * _PEEK):
             peeked = self._peek(now)

@@ -28,6 +28,7 @@ class FrontierUpkeep(FrontierReads):
         self.changed: set[str] = set()  # hosts with an undo hash since the last commit
         # Rolls back the sessions of dead workers (set by the store); URLs given back.
         self.sweep: Callable[[], int] | None = None
+        self.alive: Callable[[], None] | None = None  # raises if the session was lost
         self._candidates: list[tuple[str, int]] = []  # (host, bucket), best first
         self._candidates_at = float("-inf")
 

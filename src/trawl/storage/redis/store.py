@@ -87,6 +87,7 @@ class RedisCrawlStore:
         self._frontier.recover(self.worker)  # what this worker left when it last died
         release_claims(self.conn, self.keys, self.worker)
         self._frontier.sweep = self.recover_dead
+        self._frontier.alive = self._check_alive
         self._pages = RedisPageStore(self.conn, self.keys)
         self._parse_queue = RedisParseQueue(
             self.conn, self.keys, self.worker, claim_idle=lease_seconds
@@ -104,6 +105,15 @@ class RedisCrawlStore:
         pipe.call("ZADD", self.keys.sessions, repr(self._wall() + self._ttl), self.worker)
         pipe.call("PEXPIRE", self.keys.owner(self.worker), int(self._ttl * 1000))
         pipe.execute()
+        self._beat_at = self._wall()
+
+    def _check_alive(self) -> None:
+        """Before a new lease after a long silence (a pause, a stop), make sure the
+        session still lives: a rolled-back worker must not fetch a host the others
+        have taken over (SessionLostError)."""
+        if self._wall() - self._beat_at > self._ttl / 2:
+            self._still_ours()
+            self._beat()
 
     def recover_dead(self) -> int:
         """Roll back the sessions whose heartbeat stopped (workers that died).
