@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from tests.contract.conftest import Backend
 from trawl.models import Location
 from trawl.storage.base import FetchRecord, PageRecord
@@ -121,3 +123,40 @@ def test_pages_and_fetches_survive_commit_and_restart(backend: Backend) -> None:
     assert [p for p in pages.pages()] == [page(1)]
     assert pages.fetch_of("a.example", 1) == fetch(1, content_hash="h001")
     assert pages.fetch_of("a.example", 2) is None
+
+
+def test_claim_keeps_a_text_for_one_url(backend: Backend) -> None:
+    pages = backend.store().pages
+    p = page(1)
+    assert pages.claim(p.content_hash, p.url) is None  # the text is p's to keep
+    pages.add(p)
+    assert pages.claim(p.content_hash, p.url) is None  # its own text again: still its
+    assert pages.claim(p.content_hash, "https://b.example/copy") == p.url
+    backend.commit()
+    assert pages.claim(p.content_hash, "https://b.example/copy") == p.url
+
+
+def test_peers_claim_one_text_once_before_any_commit(backend: Backend) -> None:
+    peer = backend.open_peer()
+    if peer is None:
+        pytest.skip(f"{backend.name} has one writer at a time")
+    try:
+        mine = backend.store().pages
+        assert mine.claim("h777", "https://a.example/1") is None  # claimed, not stored
+        assert peer.pages.claim("h777", "https://b.example/1") == "https://a.example/1"
+        assert peer.pages.claim("h778", "https://b.example/2") is None
+    finally:
+        peer.close(commit=False)
+
+
+def test_a_crash_gives_back_claims_of_texts_never_stored(backend: Backend) -> None:
+    pages = backend.store().pages
+    kept = page(2)
+    assert pages.claim(kept.content_hash, kept.url) is None
+    pages.add(kept)
+    backend.commit()
+    assert pages.claim("h779", "https://a.example/lost") is None
+    backend.restart(crash=True)
+    pages = backend.store().pages
+    assert pages.claim("h779", "https://b.example/again") is None  # the claim went back
+    assert pages.claim(kept.content_hash, "https://b.example/copy") == kept.url

@@ -22,6 +22,7 @@ from tests.testweb import ExpectedCrawl, TestWeb
 from trawl.crawl import Crawl
 from trawl.records import CrawlSummary
 from trawl.stats import url_states
+from trawl.storage.place import CrawlPlace
 
 TRAPS = "traps.test"
 
@@ -33,6 +34,7 @@ class Result:
     expected: ExpectedCrawl
     states: dict[str, tuple[str, str | None]]
     data: Path
+    place: CrawlPlace | None = None  # a fleet's crawl (test_fleet_testweb)
 
     def url(self, host: str, path: str) -> str:
         return self.web.url(host, path)
@@ -351,7 +353,7 @@ def test_refused_and_binary_bodies_end_with_their_reason_and_no_text(crawled: Re
     assert not refused & {str(rec["final_url"]) for rec in _records(r.data)}
     from trawl.storage.open import open_reader
 
-    reader = open_reader(r.data)
+    reader = r.place.reader() if r.place is not None else open_reader(r.data)
     try:
         indexed = {p.url for p in reader.pages()}
     finally:

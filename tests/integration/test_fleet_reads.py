@@ -140,6 +140,14 @@ def test_export_index_search_and_serve_read_a_fleet_crawl(
         assert _get(base, "/v1/hosts/never.example")[0] == 404
         assert _get(base, "/v1/crawls", method="POST")[0] in (404, 405)  # no control
         _check_events(base, {r["url"] for r in rows})
+        status, doc = _get(base, "/api/v1/openapi.json")
+        assert status == 200
+        assert {"/v1/pages", "/v1/hosts/{host}", "/v1/events", "/api/v1/search"} <= set(
+            doc["paths"]
+        )
+        assert "/v1/crawls" not in doc["paths"]
+        after = [p for p in doc["paths"]["/v1/events"]["get"]["parameters"] if p["name"] == "after"]
+        assert after[0]["schema"]["type"] == "string"  # the fleet cursor
 
 
 def _check_events(base: str, stored_urls: set[str]) -> None:

@@ -36,6 +36,22 @@ def test_rules_cached_for_a_day_and_survive_restart(tmp_path: Path) -> None:
     store.close()
 
 
+def test_too_many_redirects_means_no_rules_after_a_restart_too(tmp_path: Path) -> None:
+    # The row keeps the final 3xx; read back in another process (a resume, another
+    # worker of a fleet) it must give the same answer, not "unreachable" for a day.
+    store = open_store(tmp_path)
+    cache = RobotsCache(store.robots)
+    rules = cache.record("http://a.test", status=302, body=b"Moved", now=T0, redirects=5)
+    assert rules.outcome is FetchOutcome.NO_RULES and rules.is_allowed("/p/1", "trawl")
+    store.commit()
+    store.close()
+    store = open_store(tmp_path)
+    again = RobotsCache(store.robots).get("http://a.test", T0 + 10)
+    assert again is not None
+    assert again.outcome is FetchOutcome.NO_RULES and again.is_allowed("/p/1", "trawl")
+    store.close()
+
+
 def test_outage_disallows_and_backs_off_then_recovers(tmp_path: Path) -> None:
     store = open_store(tmp_path)
     cache = RobotsCache(store.robots, retry_base=10.0, retry_cap=40.0)

@@ -11,6 +11,7 @@ from collections import OrderedDict
 from dataclasses import replace
 
 from trawl.fetch.robots import (
+    MAX_REDIRECTS,
     RETRY_BASE,
     RETRY_CAP,
     FetchOutcome,
@@ -119,11 +120,24 @@ def _rules_from_row(row: RobotsRow) -> RobotsRules:
             failures=row.failures,
         )
         return replace(rules, expires_at=row.expires_at)
-    rules = rules_for_fetch(row.status, row.body, now=row.fetched_at)
+    rules = rules_for_fetch(
+        row.status, row.body, now=row.fetched_at, redirects=_redirects(row.status)
+    )
     return replace(rules, expires_at=row.expires_at)
+
+
+def _redirects(status: int | None) -> int:
+    """A row holds no hop count: a 3xx recorded as an answer (not as an outage) can only
+    be the end of too many redirects, which means no rules."""
+    return MAX_REDIRECTS if status is not None and 300 <= status <= 399 else 0
 
 
 def _good_rules(row: RobotsRow | None) -> RobotsRules | None:
     if row is None or row.good_fetched_at is None:
         return None
-    return rules_for_fetch(row.good_status, row.good_body, now=row.good_fetched_at)
+    return rules_for_fetch(
+        row.good_status,
+        row.good_body,
+        now=row.good_fetched_at,
+        redirects=_redirects(row.good_status),
+    )

@@ -225,6 +225,10 @@ class ParseStage:
             failures = self._policy.quality.failures(page.quality)
             if failures:
                 return ParseOutcome(K.LOW_QUALITY, ", ".join(failures)), Outcome.NEW, None
+        other = self._pages.claim(page.content_hash, job.url)
+        if other is not None:  # the same text kept meanwhile (another worker of a fleet)
+            self._pages.count_duplicate(page.content_hash)
+            return ParseOutcome(K.DUPLICATE, other), Outcome.DUPLICATE, page.content_hash
         if self._near is not None:
             # The founder claim is one step with the look for a near copy (fleet-wide
             # over Redis), so of two near copies kept at once only one founds.

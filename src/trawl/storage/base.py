@@ -161,6 +161,12 @@ class RobotsRow:
 class PageStore(Protocol):
     def find(self, content_hash: str) -> PageRecord | None: ...
 
+    def claim(self, content_hash: str, url: str) -> str | None:
+        """Reserve ``content_hash`` for ``url``'s text, about to be stored, unless another
+        URL has it by now (stored, or claimed by another worker of a fleet): that URL,
+        whose exact duplicate the page then is; None when the text is ``url``'s to keep."""
+        ...
+
     def add(self, page: PageRecord) -> None: ...
 
     def count_duplicate(self, content_hash: str) -> None: ...
@@ -356,3 +362,10 @@ class CrawlReader(Protocol):
     def meta(self, key: str) -> str | None: ...
 
     def close(self) -> None: ...
+
+
+def claim_by_find(pages: PageStore, content_hash: str, url: str) -> str | None:
+    """``PageStore.claim`` for a store with one writer: nothing can come between this
+    look and the page's ``add`` (the parse stage adds it at once)."""
+    found = pages.find(content_hash)
+    return None if found is None or found.url == url else found.url

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 
 from trawl.jobs import ParseJob
-from trawl.storage.base import FetchRecord, PageRecord, RobotsRow
+from trawl.storage.base import FetchRecord, PageRecord, RobotsRow, claim_by_find
 from trawl.storage.reasons import one_line
 
 
@@ -30,6 +30,9 @@ class MemoryPageStore:
 
     def find(self, content_hash: str) -> PageRecord | None:
         return self._pages.get(content_hash)
+
+    def claim(self, content_hash: str, url: str) -> str | None:
+        return claim_by_find(self, content_hash, url)
 
     def add(self, page: PageRecord) -> None:
         if page.content_hash in self._pages:  # the primary key of the SQLite table

@@ -94,11 +94,16 @@ class Keys:
         self.page_seq = f"{p}{pg}:seq"
         self.unindexed = f"{p}{pg}:unindexed"  # zset content hash -> storage order
         self.duplicates = f"{p}{pg}:dups"  # hash content hash -> duplicates seen
+        self.page_claims = f"{p}{pg}:claims"  # hash content hash -> URL about to store it
         q = f"{{{crawl}/q}}"
         self.stream = f"{p}{q}:stream"
         self.stream_ids = f"{p}{q}:ids"  # hash seq -> stream entry id
         self.stream_seq = f"{p}{q}:seq"
         self.near = f"{p}{{{crawl}/n}}:near"  # list of founders
+
+    def page_claims_of(self, session: str) -> str:
+        """set of the content hashes ``session`` claimed since its last commit."""
+        return f"{self.page_claims}:{session}"
 
     def host(self, host: str) -> HostKeys:
         base = f"{self.prefix}h:{{{_tag(host)}}}"

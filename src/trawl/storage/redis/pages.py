@@ -42,7 +42,38 @@ end
 return 0
 """
 
+# KEYS pages, claims, the session's claims; ARGV hash, url. Answers false (the text is
+# url's), {'stored'} (a page has it: the caller reads whose) or {'claimed', url}.
+CLAIM = r"""
+if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 then return {'stored'} end
+local c = redis.call('HGET', KEYS[2], ARGV[1])
+if c and c ~= ARGV[2] then return {'claimed', c} end
+if not c then
+  redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
+  redis.call('SADD', KEYS[3], ARGV[1])
+end
+return false
+"""
+
+# KEYS claims, the session's claims; ARGV '1': only the claims whose page is not stored
+# (a rollback), '0': all (the session committed: its pages are in the pages hash).
+# KEYS[3] pages.
+RELEASE = r"""
+for _, h in ipairs(redis.call('SMEMBERS', KEYS[2])) do
+  if ARGV[1] == '0' or redis.call('HEXISTS', KEYS[3], h) == 0 then
+    redis.call('HDEL', KEYS[1], h)
+  end
+end
+redis.call('DEL', KEYS[2])
+return 0
+"""
+
 _CHUNK = 500
+
+
+def release_page_claims(conn: Conn, keys: Keys, session: str) -> None:
+    """Give back the content hashes ``session`` claimed for pages it never stored."""
+    conn.script(RELEASE, [keys.page_claims, keys.page_claims_of(session), keys.pages], ["1"])
 
 
 def _loc(x: list[Any]) -> Location:
@@ -135,8 +166,10 @@ class PageReads:
 class RedisPageStore(PageReads):
     """The PageStore protocol: a write buffer over the committed pages and fetches."""
 
-    def __init__(self, conn: Conn, keys: Keys) -> None:
+    def __init__(self, conn: Conn, keys: Keys, session: str = "") -> None:
         super().__init__(conn, keys)
+        self._session_claims = keys.page_claims_of(session)
+        self._claimed = False
         self.drop()
 
     def drop(self) -> None:
@@ -157,6 +190,29 @@ class RedisPageStore(PageReads):
         return replace(
             page, duplicates=page.duplicates + self._dups.get(content_hash, 0), indexed=indexed
         )
+
+    def claim(self, content_hash: str, url: str) -> str | None:
+        # In one step on the pages' shard, so of two workers storing the same text at
+        # once only one does; the claim ends when the session commits or is rolled back.
+        k = self._keys
+        answer = self._conn.script(
+            CLAIM, [k.pages, k.page_claims, self._session_claims], [content_hash, url]
+        )
+        self._claimed = True
+        if not answer:
+            mine = self._new.get(content_hash)
+            return None if mine is None or mine.url == url else mine.url
+        if text(answer[0]) == "claimed":
+            return text(answer[1])
+        found = self.find(content_hash)
+        return None if found is None or found.url == url else found.url
+
+    def acknowledge(self, pipe: Pipe) -> None:
+        """The session committed: its claims are stored pages now (queued last)."""
+        if self._claimed:
+            k = self._keys
+            pipe.script(RELEASE, [k.page_claims, self._session_claims, k.pages], ["0"])
+            self._claimed = False
 
     def add(self, page: PageRecord) -> None:
         if page.content_hash in self._new:

@@ -36,7 +36,7 @@ from trawl.storage.redis.conn import Conn, connect
 from trawl.storage.redis.frontier import RedisFrontier
 from trawl.storage.redis.keys import Keys, text
 from trawl.storage.redis.near import RedisNearIndex, release_claims
-from trawl.storage.redis.pages import RedisPageStore
+from trawl.storage.redis.pages import RedisPageStore, release_page_claims
 from trawl.storage.redis.queue import RedisParseQueue
 from trawl.storage.redis.reader import LOG_META_PREFIX, RedisCrawlReader, committed_logs
 from trawl.storage.redis.small import (
@@ -86,9 +86,10 @@ class RedisCrawlStore:
         )
         self._frontier.recover(self.worker)  # what this worker left when it last died
         release_claims(self.conn, self.keys, self.worker)
+        release_page_claims(self.conn, self.keys, self.worker)
         self._frontier.sweep = self.recover_dead
         self._frontier.alive = self._check_alive
-        self._pages = RedisPageStore(self.conn, self.keys)
+        self._pages = RedisPageStore(self.conn, self.keys, self.worker)
         self._parse_queue = RedisParseQueue(
             self.conn, self.keys, self.worker, claim_idle=lease_seconds
         )
@@ -128,6 +129,7 @@ class RedisCrawlStore:
             if name != self.worker and self.conn.call("ZREM", self.keys.sessions, name):
                 back += self._frontier.recover(name)
                 release_claims(self.conn, self.keys, name)
+                release_page_claims(self.conn, self.keys, name)
                 self._parse_queue.adopt(name)
         return back
 
@@ -207,6 +209,7 @@ class RedisCrawlStore:
                 raise StorageError(f"commit reached {got} of {self._wait[0]} replicas")
         acks = self.conn.pipeline()
         self._frontier.acknowledge(acks)
+        self._pages.acknowledge(acks)
         if self._near is not None:
             self._near.acknowledge(acks)
         acks.execute()

@@ -7,7 +7,7 @@ from typing import Any
 
 from trawl.jobs import ParseJob
 from trawl.models import Location
-from trawl.storage.base import FetchRecord, PageRecord, RobotsRow
+from trawl.storage.base import FetchRecord, PageRecord, RobotsRow, claim_by_find
 from trawl.storage.reasons import one_line
 from trawl.storage.sqlite.db import Database
 
@@ -44,6 +44,9 @@ class SqlitePageStore:
             f"SELECT {PAGE_COLUMNS} FROM pages WHERE content_hash=?", (content_hash,)
         ).fetchone()
         return None if row is None else page_from_row(row)
+
+    def claim(self, content_hash: str, url: str) -> str | None:
+        return claim_by_find(self, content_hash, url)
 
     def add(self, page: PageRecord) -> None:
         w, t = page.warc, page.text
