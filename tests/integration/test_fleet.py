@@ -203,6 +203,7 @@ async def _drill(
     worker_args: list[str],
     mid_crawl: Callable[[], object] | None = None,
     pauses: tuple[int, float] = (0, 0.0),
+    crawl_id: str = "main",
 ) -> tuple[SampleWebServer, str, Fleet]:
     web, hosts = _web()
     rng = random.Random(11)
@@ -219,14 +220,14 @@ async def _drill(
             "--progress-interval",
             "0.5",
             "--crawl-id",
-            "main",
+            crawl_id,
             "--data",
             str(tmp / "submitter"),
             *_crawl_args(tmp, srv, web, hosts, DELAY),
             stderr=log,
         )
         log.close()  # the child holds its own
-        fleet = Fleet(redis_url(), tmp, worker_args)
+        fleet = Fleet(redis_url(), tmp, [*worker_args, "--crawl-id", crawl_id])
         for _ in range(3):
             await fleet.start()
         await asyncio.sleep(2.0)
@@ -398,10 +399,11 @@ def test_a_worker_paused_past_its_session_goes_on_under_a_new_one(
             worker_kills=0,
             worker_args=["--session-ttl", "2"],
             pauses=(3, 5.0),
+            crawl_id="paused",  # the server is the session's: another test crawled "main"
         )
         assert [p.returncode for p in fleet.live] == [0] * len(fleet.live)
         said = _workers_said(tmp_path)
         assert "going on as" in said, said
-        await _check(tmp_path, CrawlPlace(redis=url, crawl="main"), srv, reference)
+        await _check(tmp_path, CrawlPlace(redis=url, crawl="paused"), srv, reference)
 
     asyncio.run(go())
