@@ -13,7 +13,7 @@ all: test
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -e '.[dev]'
+	$(BIN)/pip install -q -e '.[dev,render]'
 	touch $(STAMP)
 
 setup: system-deps $(STAMP)
@@ -33,9 +33,16 @@ unit: $(STAMP)
 	$(BIN)/pytest -q
 
 # The browser tests drive Chromium through Playwright, whose sync API leaves an event
-# loop behind in the process; they run in their own pytest process.
+# loop behind in the process; they run in their own pytest process. The rendering
+# tests (tests/render) use the async API, which leaves nothing behind: they run with
+# the rest (and could not run after the sync API's leftover loop).
+# The rest runs in 2 worker processes (pytest-xdist), a whole file to one worker
+# (loadfile: a module's shared crawl or server is made once, not once per worker).
+# Each worker starts its own session servers (redis, Redis Cluster, SeaweedFS).
+PYTEST_WORKERS ?= 2
+
 test: setup lint typecheck
-	$(BIN)/pytest -q --ignore=tests/browser
+	$(BIN)/pytest -q -n $(PYTEST_WORKERS) --dist loadfile --ignore=tests/browser
 	$(BIN)/pytest -q tests/browser
 
 demo: setup
@@ -47,6 +54,7 @@ BENCH_PACKAGES ?= nginx libnginx-mod-http-echo wrk
 
 bench: setup
 	@./scripts/system-deps.sh $(BENCH_PACKAGES)
+	$(BIN)/pip install -q -e '.[bench]'
 	$(BIN)/python -m bench
 
 bench-extract: setup

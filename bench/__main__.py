@@ -1,7 +1,10 @@
 """``make bench``: run every benchmark in turn (``python -m bench [NAME ...]``).
 
 Each benchmark is a script in this folder that prints its figures; nothing here
-asserts a number. Names: urls, robots, frontier, http, extract, crawl, search, api, neardup.
+asserts a number. Names: urls, robots, frontier, politeness, http, extract, crawl,
+search, search_multi, api, neardup, sitemaps, render, pacing, urlhygiene, priority,
+profile, memory. A few get arguments here (``ARGS``): a modest size for ``make bench``;
+run the script itself for the full figures.
 """
 
 from __future__ import annotations
@@ -12,7 +15,31 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).parent
-ORDER = ["urls", "robots", "http", "extract", "neardup", "frontier", "search", "api", "crawl"]
+ORDER = [
+    "urls",
+    "robots",
+    "http",
+    "extract",
+    "neardup",
+    "frontier",
+    "politeness",
+    "search",
+    "search_multi",
+    "api",
+    "sitemaps",
+    "crawl",
+    "render",
+    "pacing",
+    "urlhygiene",
+    "priority",
+    "profile",
+    "memory",
+]
+# Arguments of a benchmark run from here (its script's defaults otherwise).
+ARGS = {
+    # The issue's sizes are 10,000 and 200,000 pages (about 2 hours on 2 cores).
+    "memory": ["--sizes", "2000,10000"],
+}
 
 
 def main(argv: list[str]) -> int:
@@ -23,9 +50,11 @@ def main(argv: list[str]) -> int:
         if not script.exists():
             print(f"== {name}: no bench/{script.name} (skipped)")
             continue
-        print(f"== {name}: {sys.executable} {script.relative_to(HERE.parent)}", flush=True)
+        shown = " ".join([str(script.relative_to(HERE.parent)), *ARGS.get(name, [])])
+        print(f"== {name}: {sys.executable} {shown}", flush=True)
         started = time.monotonic()
-        rc = subprocess.run([sys.executable, str(script)], check=False).returncode
+        cmd = [sys.executable, str(script), *ARGS.get(name, [])]
+        rc = subprocess.run(cmd, check=False).returncode
         print(f"== {name}: exit {rc} after {time.monotonic() - started:.0f} s\n", flush=True)
         if rc != 0:
             failed.append(name)

@@ -1,11 +1,13 @@
 """trawl against Scrapy on the same local web, back to back in the same run.
 
 Run with ``.venv/bin/python bench/bench_crawl.py [--hosts 300] [--pages 100] [--seed 1]
-[--skip-scrapy] [--skip-politeness] [--skip-profile] [--profile-scrapy] [--keep]``
+[--page-bytes LOW,HIGH] [--skip-scrapy] [--skip-politeness] [--skip-profile]
+[--profile-scrapy] [--keep] [--before SRC [--repeat N] [--outputs]]``
 (``--help`` for the rest). A full run (300 x 100) takes about 25 minutes on 2 cores,
 most of it Scrapy's crawl.
 
-The web: ``SampleWeb(hosts, pages, seed)`` (pages of 15 to 80 KB) written as static
+The web: ``SampleWeb(hosts, pages, seed)`` (pages of 15 to 80 KB, about 40 KB of text
+each, unless ``--page-bytes``: 15000,20000 gives about 12 KB of text) written as static
 files and served by Debian's nginx (``apt-get install nginx`` when missing): our own
 nginx process with our own config in a temp dir (``daemon off``, one worker, listening
 on 127.0.0.1 only, access log off, sendfile, keep-alive), never the system's. Host
@@ -15,8 +17,12 @@ crawlers (the benchmark measures crawler CPU with no crawl delay). Disallow rule
 (``/search/`` on about one host in seven) stay: they are linked from every page of those
 hosts and both crawlers must not fetch them. SampleWeb's colour-facet pages of shop
 hosts are linked from no page, so they are not counted among the pages to be fetched.
-Each crawler also fetches every linked 404 (``/archive/N/``, ``.../missing-N/``): about
-1.5 of them per page, counted in "HTTP responses", not in "pages".
+Each crawler also fetches every linked 404, counted in "HTTP responses", not in
+"pages": since issue 13 one stale ``/archive/N/`` per host and a ``.../missing-N/`` on
+one page in fifty (about 3 % of the URLs, as on real sites); before, every page had
+one or two 404s of its own (about 1.5 a page, 60 % of the URLs), so the figures of
+runs before and after compare per page, not per response, and wall time and CPU per
+page dropped by what those requests cost (both crawlers alike).
 
 The crawlers, both seeded with every in-scope home page and scoped to those hosts:
 - trawl: ``python -m trawl crawl --delay 0 --scope allowlist --allow-host ...
@@ -50,6 +56,14 @@ and nothing under a Disallow path is requested; and trawl's profile (py-spy, sam
 crawler and its parse workers, idle threads left out) with the top functions by self
 time per process kind (``--profile-scrapy``: Scrapy's too).
 
+A change's cost: ``--before SRC`` (another checkout's ``src``, e.g. a worktree of main)
+runs that build's crawl and this one's alternately on the same web, ``--repeat`` pairs,
+and prints CPU-s per 1,000 pages of each pair and their ratio; ``--outputs`` checks
+that what they kept is the same (bench/_outputs.py: URL outcomes, documents and index
+hits of every run against the first; every page of the first run's WARC through both
+builds' parser; the first run's documents indexed by both builds, the same hits).
+The crawler's own process also records the CPU of each of its threads by name.
+
 Everything generated goes to a temp dir (or ``--out``), removed at the end unless
 ``--keep``. Only loopback traffic. Figures are printed, never asserted.
 """
@@ -81,6 +95,10 @@ from urllib.parse import urlsplit
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
+sys.path.insert(0, str(ROOT))  # run as a script
+
+from bench import _outputs  # noqa: E402
+
 SCRAPY_ENV = HERE / ".env"
 SPIDER = HERE / "_scrapy_spider.py"
 NGINX = "/usr/sbin/nginx"
@@ -89,6 +107,7 @@ SLOW = 0.02  # seconds each response of the politeness web waits before it is se
 LOOPBACK = "127.0.0.1"
 PR_SET_CHILD_SUBREAPER = 36
 SAMPLE_EVERY = 0.2
+PAGE_BYTES = (15_000, 80_000)  # SampleWeb's default: pages of about 40 KB of text
 
 
 # -- the measuring process ------------------------------------------------------------
@@ -118,6 +137,9 @@ def measure_main(argv: Sequence[str]) -> int:
     waiter.start()
     peak_sum = peak_procs = 0
     cpu_by_proc: dict[tuple[int, float], tuple[str, float]] = {}
+    # The crawler's threads: (pid, tid) -> name, CPU (a pid taken for the crawler at a
+    # first sample may turn out to be another process: only the crawler's count).
+    cpu_by_thread: dict[tuple[int, int], tuple[str, float]] = {}
     while not ended:
         total = 0
         n = 0
@@ -127,10 +149,11 @@ def measure_main(argv: Sequence[str]) -> int:
                     rss = child.memory_info().rss
                     times = child.cpu_times()
                     key = (child.pid, child.create_time())
-                    if key not in cpu_by_proc:
-                        role = "crawler" if child.pid == proc.pid else _role(child)
-                    else:
-                        role = cpu_by_proc[key][0]
+                    # Asked at every sample: a process seen between its fork and its
+                    # exec still has this script's command line.
+                    role = _role(child, crawler=child.pid == proc.pid)
+                    if role == "crawler":
+                        _sample_threads(child, cpu_by_thread)
             except psutil.Error:
                 continue
             cpu_by_proc[key] = (role, times.user + times.system)
@@ -175,15 +198,30 @@ def measure_main(argv: Sequence[str]) -> int:
         "sampled_cpu_by_role": dict(by_role),
         "processes_by_role": dict(procs),
         "leftovers_killed": leftovers,
+        "crawler_threads": _by_name(
+            {
+                key: value
+                for key, value in cpu_by_thread.items()
+                if any(
+                    pid == key[0] and role == "crawler"
+                    for (pid, _), (role, _) in cpu_by_proc.items()
+                )
+            }
+        ),
     }
     out.write_text(json.dumps(result, indent=1))
     return 0
 
 
-def _role(child: Any) -> str:
+def _role(child: Any, *, crawler: bool) -> str:
     """What a process of the tree is, from its command line (a forkserver's children,
-    the parse workers, carry the forkserver's command line)."""
+    the parse workers, carry the forkserver's command line). ``crawler``: the process
+    the measurer started, unless that is a profiler (py-spy) with the crawler its child."""
     text = " ".join(child.cmdline())
+    if "py-spy" in text:
+        return "profiler"
+    if crawler or "-m trawl crawl" in text:
+        return "crawler"
     if "forkserver" in text:
         parent = child.parent()
         parent_text = " ".join(parent.cmdline()) if parent is not None else ""
@@ -193,6 +231,29 @@ def _role(child: Any) -> str:
     if "multiprocessing" in text:
         return "parse worker"
     return text[:40] or "?"
+
+
+def _sample_threads(proc: Any, cpu_by_thread: dict[tuple[int, int], tuple[str, float]]) -> None:
+    """The CPU so far of each thread of ``proc``, with its name (``comm``): Python's
+    threads carry the process's name, native ones (tantivy's indexers) their own."""
+    for t in proc.threads():
+        key = (proc.pid, t.id)
+        if key not in cpu_by_thread:
+            try:
+                name = Path(f"/proc/{proc.pid}/task/{t.id}/comm").read_text().strip()
+            except OSError:
+                continue
+        else:
+            name = cpu_by_thread[key][0]
+        cpu_by_thread[key] = (name, t.user_time + t.system_time)
+
+
+def _by_name(cpu_by_thread: dict[tuple[int, int], tuple[str, float]]) -> dict[str, float]:
+    out: dict[str, float] = defaultdict(float)
+    for name, cpu in cpu_by_thread.values():
+        # Numbered threads of one pool (tantivy's "thrd-tantivy-index0", ...) as one.
+        out[re.sub(r"\d+$", "", name)] += cpu
+    return dict(out)
 
 
 @dataclass
@@ -208,12 +269,15 @@ class Measured:
     sampled_cpu_by_role: dict[str, float]
     processes_by_role: dict[str, int]
     leftovers_killed: int
+    crawler_threads: dict[str, float] = field(default_factory=dict)
 
 
-def measure(cmd: Sequence[str], workdir: Path, name: str) -> Measured:
+def measure(
+    cmd: Sequence[str], workdir: Path, name: str, env: dict[str, str] | None = None
+) -> Measured:
     out, log = workdir / f"{name}.measure.json", workdir / f"{name}.log"
     runner = [sys.executable, str(Path(__file__).resolve()), "--measure", str(out), str(log)]
-    subprocess.run([*runner, "--", *cmd], check=True, cwd=ROOT)
+    subprocess.run([*runner, "--", *cmd], check=True, cwd=ROOT, env=env)
     data = json.loads(out.read_text())
     m = Measured(**data)
     if m.rc != 0:
@@ -243,9 +307,11 @@ def ensure_nginx() -> None:
 class Nginx:
     """Our own nginx (never the system's): our config, our prefix, 127.0.0.1 only."""
 
-    def __init__(self, prefix: Path, sites_conf: Path, port: int, *, log: bool = False) -> None:
-        """``log``: an access log with timings, and every response held back SLOW s
-        (nginx's echo module) so that requests that overlap show in the log."""
+    def __init__(
+        self, prefix: Path, sites_conf: Path, port: int, *, log: bool = False, hold: bool = True
+    ) -> None:
+        """``log``: an access log with timings, and (``hold``) every response held back
+        SLOW s (nginx's echo module) so that requests that overlap show in the log."""
         self.prefix, self.port = prefix, port
         self.access_log = prefix / "access.log"
         for sub in ("logs", "tmp"):
@@ -262,7 +328,7 @@ class Nginx:
             else "    access_log off;\n"
         )
         user = "user root;\n" if os.geteuid() == 0 else ""
-        if log:
+        if log and hold:
             user += f"load_module {ECHO_MODULE};\n"
             slow = sites_conf.with_name("nginx-slow.conf")
             plain = "    location / {\n        try_files $uri $uri/index.html =404;\n    }\n"
@@ -271,10 +337,11 @@ class Nginx:
                 f"    location @file {{\n        try_files $uri $uri/index.html =404;\n    }}\n"
             )
             text = sites_conf.read_text()
-            if plain not in text:
-                raise RuntimeError(f"unexpected layout of {sites_conf}")
-            slow.write_text(text.replace(plain, held))
-            sites_conf = slow
+            if "echo_sleep" not in text:  # a web that holds its responses itself is kept
+                if plain not in text:
+                    raise RuntimeError(f"unexpected layout of {sites_conf}")
+                slow.write_text(text.replace(plain, held))
+                sites_conf = slow
         self.conf = prefix / "nginx.conf"
         self.conf.write_text(
             f"daemon off;\n{user}worker_processes 1;\nworker_rlimit_nofile 65536;\n"
@@ -360,10 +427,27 @@ class Web:
     sites_conf: Path
 
 
-def build_web(root: Path, hosts: int, pages: int, seed: int, *, quiet: bool = False) -> Web:
+def page_bytes(text: str) -> tuple[int, int]:
+    """``LOW,HIGH``: the sample web's page sizes in bytes (``SampleWeb``'s ``page_bytes``)."""
+    low, _, high = text.partition(",")
+    try:
+        return int(low), int(high)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"LOW,HIGH in bytes, not {text!r}") from None
+
+
+def build_web(
+    root: Path,
+    hosts: int,
+    pages: int,
+    seed: int,
+    *,
+    quiet: bool = False,
+    sizes: tuple[int, int] = PAGE_BYTES,
+) -> Web:
     from trawl.testing.sampleweb import SampleWeb
 
-    sample = SampleWeb(hosts, pages, seed)
+    sample = SampleWeb(hosts, pages, seed, page_bytes=sizes)
     left_out: dict[str, str] = {}
     for host in sample.hosts:
         delay = sample.plan(host).crawl_delay
@@ -380,7 +464,8 @@ def build_web(root: Path, hosts: int, pages: int, seed: int, *, quiet: bool = Fa
     web_bytes = sum(p.stat().st_size for p in (root / "web").rglob("index.html"))
     if not quiet:
         print(
-            f"web: {hosts} hosts x {pages} pages, seed {seed}, {web_bytes / 1e9:.2f} GB of "
+            f"web: {hosts} hosts x {pages} pages of {sizes[0]:,} to {sizes[1]:,} bytes, "
+            f"seed {seed}, {web_bytes / 1e9:.2f} GB of "
             f"HTML, written in {time.monotonic() - started:.0f} s to {root / 'web'}"
         )
     # nginx workers run as another user unless we are root; let them read the files.
@@ -499,20 +584,48 @@ class Result:
     pages: int  # HTML pages fetched with status 200
     requests: int  # every HTTP response (robots.txt and 404s included)
     notes: list[str] = field(default_factory=list)
+    data: Path | None = None  # trawl's data directory
 
 
-def run_trawl(web: Web, work: Path, timeout: float) -> tuple[Result, str]:
-    data = work / "trawl-data"
-    cmd = trawl_cmd(web, data, "--max-duration", str(timeout))
-    print(f"\n$ {show_cmd(cmd)}", flush=True)
-    m = measure(cmd, work, "trawl")
+# Other trawl runs to compare with the default one (--trawl-variants): name -> flags.
+VARIANTS = {
+    "no-links": ("--no-link-graph",),
+    "depth": ("--priority", "depth"),
+    "depth-no-links": ("--priority", "depth", "--no-link-graph"),  # as before issue 12
+}
+
+
+def src_env(src: Path | None) -> dict[str, str] | None:
+    """The environment that runs trawl from ``src`` (another checkout's ``src``
+    directory, ahead of this venv's own) instead of this one."""
+    if src is None:
+        return None
+    return {**os.environ, "PYTHONPATH": str(src.resolve())}
+
+
+def run_trawl(
+    web: Web,
+    work: Path,
+    timeout: float,
+    variant: str = "",
+    *,
+    tag: str = "",
+    src: Path | None = None,
+) -> tuple[Result, str]:
+    """One trawl crawl of ``web``; ``src``: with that checkout's code (``--before``)."""
+    name = " ".join(x for x in ("trawl", variant, tag) if x)
+    data = work / ("trawl-data" + "".join(f"-{x.replace(' ', '-')}" for x in (variant, tag) if x))
+    cmd = trawl_cmd(web, data, "--max-duration", str(timeout), *VARIANTS.get(variant, ()))
+    assert not variant or variant in VARIANTS
+    print(f"\n$ {'PYTHONPATH=' + str(src) + ' ' if src else ''}{show_cmd(cmd)}", flush=True)
+    m = measure(cmd, work, name.replace(" ", "-"), env=src_env(src))
     stats, states = trawl_stats(data)
     statuses: dict[str, int] = stats["http statuses"]
     fetched = {u for u, (s, _) in states.items() if s in ("fetched", "parsed")}
     ok_pages = {u for u in fetched if u in web.pages}
     counters = stats["counters"]
     robots = sum(v for k, v in counters.items() if k.startswith("robots:"))
-    r = Result("trawl", m, statuses.get("200", 0), sum(statuses.values()) + robots)
+    r = Result(name, m, statuses.get("200", 0), sum(statuses.values()) + robots, data=data)
     bad = sorted(u for u in fetched if disallowed(u, web.disallow))
     skipped_robots = sum(1 for s, why in states.values() if s == "skipped" and why == "robots")
     missing = web.pages - ok_pages
@@ -534,7 +647,31 @@ def run_trawl(web: Web, work: Path, timeout: float) -> tuple[Result, str]:
         )
         + f", state.db {_du(data, 'state.db*') / 1e6:,.0f} MB",
     ]
+    if (data / "links").exists():
+        r.notes.append(link_graph_cost(data, work / f"{name.replace(' ', '-')}-links"))
     return r, show_cmd(cmd)
+
+
+def _variants(text: str) -> list[str]:
+    names = [v for v in text.split(",") if v]
+    unknown = [v for v in names if v not in VARIANTS]
+    if unknown:
+        raise argparse.ArgumentTypeError(f"unknown variant {unknown[0]!r}: {', '.join(VARIANTS)}")
+    return names
+
+
+def link_graph_cost(data: Path, out: Path) -> str:
+    """What the link graph takes on disk, per page and per link (its export counts them)."""
+    cmd = [sys.executable, "-m", "trawl", "export", "--links", "--data", str(data)]
+    subprocess.run([*cmd, "--out", str(out)], check=True, capture_output=True)
+    manifest = json.loads((out / "_manifest.json").read_text())
+    size = _du(data / "links")
+    pages, links = manifest["pages"], manifest["links"]
+    return (
+        f"link graph: {size / 1e6:,.2f} MB for {links:,} links of {pages:,} pages: "
+        f"{size / max(1, pages):,.0f} bytes per page, {size / max(1, links):.2f} per link "
+        f"(Parquet export {_du(out, '*.parquet') / max(1, links):.2f} bytes per link)"
+    )
 
 
 def _du(path: Path, pattern: str = "*") -> int:
@@ -620,6 +757,67 @@ def table(results: list[Result]) -> str:
         )
         for row in rows
     )
+
+
+def cpu_per_1k(r: Result) -> float:
+    return 1000 * r.m.cpu / max(1, r.pages)
+
+
+def before_after(trawls: list[Result]) -> list[str]:
+    """CPU-s per 1,000 pages of each before/after pair (run back to back) and their ratio."""
+    before = [r for r in trawls if " before " in r.name]
+    after = [r for r in trawls if " after " in r.name]
+    out = ["CPU-s per 1,000 pages (process tree), before -> after, each pair back to back:"]
+    for b, a in zip(before, after, strict=False):
+        out.append(
+            f"  {b.name.split()[-1]}: {cpu_per_1k(b):.2f} -> {cpu_per_1k(a):.2f} "
+            f"(after / before {cpu_per_1k(a) / cpu_per_1k(b):.3f}; pages {b.pages:,} / {a.pages:,})"
+        )
+    if before and after:
+        mb = sum(map(cpu_per_1k, before)) / len(before)
+        ma = sum(map(cpu_per_1k, after)) / len(after)
+        out.append(f"  mean: {mb:.2f} -> {ma:.2f} (after / before {ma / mb:.3f})")
+    return out
+
+
+def outputs_check(trawls: list[Result], work: Path, before: Path | None, web: Web) -> list[str]:
+    """bench/_outputs.py's checks: every trawl run's outputs against the first run's;
+    with ``before``, the parses and the rebuilt index of the first run's data by both
+    builds."""
+    first, *rest = trawls
+    assert first.data is not None
+    reference = _outputs.crawl_outputs(first.data, work)
+    out = [
+        f"outputs of {first.name}: {len(reference['states']):,} URLs, "
+        f"{len(reference['documents']):,} documents, {len(_outputs.QUERIES)} queries "
+        f"({sum(h['total'] for h in reference['hits'].values()):,} hits)"
+    ]
+    for r in rest:
+        assert r.data is not None
+        diff = _outputs.differences(reference, _outputs.crawl_outputs(r.data, work))
+        out.append(f"  {r.name} against {first.name}: " + ("the same" if not diff else ""))
+        out += [f"    {line}" for line in diff]
+    if before is None:
+        return out
+    builds = {"before": src_env(before), "after": None}
+    parses = {
+        name: _outputs.parse_digests(first.data, work / f"parses-{name}.json", env)
+        for name, env in builds.items()
+    }
+    diff = _outputs.differences(parses["before"], parses["after"])
+    out.append(
+        f"parses of the {len(parses['before']['pages']):,} pages of {first.name}'s WARC, "
+        f"before and after: " + ("the same" if not diff else "")
+    )
+    out += [f"    {line}" for line in diff]
+    index = {name: _outputs.index_hits(first.data, work, name, env) for name, env in builds.items()}
+    diff = _outputs.differences(index["before"], index["after"])
+    out.append(
+        f"index of {first.name}'s documents rebuilt by each build, {len(_outputs.QUERIES)} "
+        "queries: " + ("the same hits" if not diff else "")
+    )
+    out += [f"    {line}" for line in diff]
+    return out
 
 
 # -- politeness check ------------------------------------------------------------------
@@ -715,19 +913,25 @@ def profile(web: Web, work: Path, pages: int, rate: int, scrapy: Path | None = N
 _FRAME = re.compile(r"^(?P<func>.*) \((?P<file>[^()]*)\)$")
 
 
+def process_kind(stack: str, frames: list[str]) -> str:
+    """Which process of a crawl a py-spy stack (``frames``, ``stack`` joined) is from:
+    the crawler itself (py-spy may read its command line as ""), a parse worker, the
+    forkserver that starts them, or multiprocessing's resource tracker."""
+    procs = ";".join(f for f in frames if f.startswith("process "))
+    if "resource_tracker" in procs:
+        return "resource tracker"
+    if "forkserver" in procs:
+        return "parse worker" if "_serve_one" in stack else "forkserver"
+    return "crawler"
+
+
 def top_self(raw: Path, n: int = 10) -> list[str]:
     """Top functions by self samples, per process kind, from py-spy's raw output."""
     per: dict[str, Counter[str]] = defaultdict(Counter)
     for line in raw.read_text().splitlines():
         stack, _, count = line.rpartition(" ")
         frames = stack.split(";")
-        procs = ";".join(f for f in frames if f.startswith("process "))
-        if "resource_tracker" in procs:
-            kind = "resource tracker"
-        elif "forkserver" in procs:
-            kind = "parse worker" if "_serve_one" in stack else "forkserver"
-        else:
-            kind = "crawler"
+        kind = process_kind(stack, frames)
         leaf = frames[-1]
         if leaf.startswith("process "):
             leaf = "(no Python frame on the stack)"
@@ -757,9 +961,37 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--hosts", type=int, default=300)
     p.add_argument("--pages", type=int, default=100, help="pages per host")
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument(
+        "--page-bytes",
+        type=page_bytes,
+        default=PAGE_BYTES,
+        metavar="LOW,HIGH",
+        help="page sizes of the web (15000,20000: pages of about 12 KB of text)",
+    )
     p.add_argument("--concurrency", type=int, default=300, help="Scrapy CONCURRENT_REQUESTS")
     p.add_argument("--timeout", type=float, default=1800, help="limit per crawl, seconds")
     p.add_argument("--skip-trawl", action="store_true")
+    p.add_argument(
+        "--trawl-variants",
+        type=_variants,
+        default=[],
+        metavar="V,V",
+        help=f"more trawl runs to compare, after the default one: {', '.join(VARIANTS)}",
+    )
+    p.add_argument(
+        "--before",
+        type=Path,
+        metavar="SRC",
+        help="another checkout's src/ (the build before a change): its crawl and this "
+        "one's alternate on the same web, --repeat times",
+    )
+    p.add_argument("--repeat", type=int, default=1, help="trawl runs (pairs with --before)")
+    p.add_argument(
+        "--outputs",
+        action="store_true",
+        help="compare what every trawl run kept (URL outcomes, documents, index hits) with "
+        "the first run's",
+    )
     p.add_argument("--skip-scrapy", action="store_true")
     p.add_argument("--skip-politeness", action="store_true")
     p.add_argument("--skip-profile", action="store_true", help="no py-spy profile of trawl")
@@ -799,7 +1031,7 @@ def _run(args: argparse.Namespace, work: Path, python: Path | None) -> int:
         ).stdout.split()
         print(f"Scrapy {version[0]}, Twisted {version[1]} in {SCRAPY_ENV}")
     print(f"work dir {work}")
-    web = build_web(work, args.hosts, args.pages, args.seed)
+    web = build_web(work, args.hosts, args.pages, args.seed, sizes=args.page_bytes)
     for host, why in web.left_out.items():
         print(f"left out of seeds and scope: {host} ({why})")
     print(
@@ -817,7 +1049,17 @@ def _run(args: argparse.Namespace, work: Path, python: Path | None) -> int:
         )
         runs: list[Any] = []
         if not args.skip_trawl:
-            runs.append(lambda: run_trawl(web, work, args.timeout))
+            paired = args.before is not None or args.repeat > 1
+            for i in range(1, args.repeat + 1):
+                if args.before is not None:
+                    before = f"before {i}"
+                    runs.append(
+                        lambda t=before: run_trawl(web, work, args.timeout, tag=t, src=args.before)
+                    )
+                after = f"after {i}" if args.before is not None else f"#{i}" if paired else ""
+                runs.append(lambda t=after: run_trawl(web, work, args.timeout, tag=t))
+            for variant in args.trawl_variants:
+                runs.append(lambda v=variant: run_trawl(web, work, args.timeout, v))
         if python is not None:
             runs.append(lambda: run_scrapy(python, web, work, args.concurrency, args.timeout))
         for run in runs:
@@ -845,12 +1087,29 @@ def _run(args: argparse.Namespace, work: Path, python: Path | None) -> int:
                 f"  both cores used: {'yes' if r.m.cpu / r.m.wall > 1 else 'no'} "
                 f"({r.m.cpu / r.m.wall:.2f} CPU s per wall s)"
             )
-        if len(results) == 2 and all(r.pages for r in results):
-            t, s = results
+        trawls = [r for r in results if r.name.startswith("trawl")]
+        if args.before is not None:
+            print("\n" + "\n".join(before_after(trawls)))
+        if args.outputs and trawls:
+            print("\n" + "\n".join(outputs_check(trawls, work, args.before, web)))
+        if len(trawls) > 1 and all(r.pages for r in trawls) and args.before is None:
+            base = trawls[0]
+            for r in trawls[1:]:
+                ratio = (1000 * base.m.cpu / base.pages) / (1000 * r.m.cpu / r.pages)
+                print(f"\nCPU s per 1,000 pages, trawl / {r.name}: {ratio:.3f}")
+        scrapy = [r for r in results if r.name == "Scrapy"]
+        # Against each build's first run (with --before: the build before and this one).
+        firsts = [r for r in trawls if re.search(r"(?<!\d)1$|\D$", r.name)]
+        for t in firsts if scrapy and scrapy[0].pages else []:
+            s = scrapy[0]
+            if not t.pages:
+                continue
             ratio = (t.pages / t.m.cpu) / (s.pages / s.m.cpu)
-            print(f"\nratio trawl / Scrapy, pages per CPU-second: {ratio:.2f} (target >= 2)")
             wall_ratio = (t.pages / t.m.wall) / (s.pages / s.m.wall)
-            print(f"ratio trawl / Scrapy, pages per wall second: {wall_ratio:.2f}")
+            print(
+                f"\nratio {t.name} / Scrapy, pages per CPU-second: {ratio:.2f} (target >= 2)"
+                f"\nratio {t.name} / Scrapy, pages per wall second: {wall_ratio:.2f}"
+            )
         if not args.skip_profile and not args.skip_trawl:
             print()
             for line in profile(web, work, args.profile_pages, args.profile_rate):

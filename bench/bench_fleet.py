@@ -13,6 +13,7 @@ yardstick for pages per CPU-second.
 from __future__ import annotations
 
 import argparse
+import ctypes
 import json
 import os
 import re
@@ -54,16 +55,43 @@ class Run:
     round_trips: int = 0  # the workers' own count (the submitter's not included)
 
 
-def wait_all(procs: list[subprocess.Popen[bytes]]) -> float:
+def wait_all(procs: list[subprocess.Popen[bytes]], *, say: str = "") -> float:
     """Wait for every process; the CPU-seconds of each one's tree (wait4's rusage)."""
-    cpu = 0.0
+    each = []
     for p in procs:
         _pid, status, usage = os.wait4(p.pid, 0)
         p.returncode = os.waitstatus_to_exitcode(status)
-        cpu += usage.ru_utime + usage.ru_stime
+        each.append(usage.ru_utime + usage.ru_stime)
         if p.returncode != 0:
             print(f"!! {' '.join(map(str, p.args))[:120]} exited {p.returncode}", file=sys.stderr)  # type: ignore[arg-type]
-    return cpu
+    orphans = reap_orphans()
+    if say:
+        print(
+            f"{say}: CPU-s of each process: "
+            + ", ".join(f"{c:.2f}" for c in each)
+            + f"; their orphans (parse workers, forkservers): {orphans:.2f}"
+        )
+    return sum(each) + orphans
+
+
+def reap_orphans(quiet: float = 1.0) -> float:
+    """The CPU-seconds of the processes that outlived their parent and came to us (we
+    are a child subreaper, see ``main``): a worker's forkserver and parse workers end
+    just after it, so wait4 of the worker alone misses them. Waits until none has come
+    for ``quiet`` seconds (the servers we started are our children too, still running)."""
+    total = 0.0
+    last = time.monotonic()
+    while time.monotonic() - last < quiet:
+        try:
+            pid, _status, usage = os.wait4(-1, os.WNOHANG)
+        except ChildProcessError:
+            break
+        if pid:
+            total += usage.ru_utime + usage.ru_stime
+            last = time.monotonic()
+        else:
+            time.sleep(0.05)
+    return total
 
 
 def web_args(web: bench_crawl.Web, scratch: Path) -> list[str]:
@@ -112,7 +140,7 @@ def fleet(
             cmd = [TRAWL, "worker", *place, "--quiet", "--data", str(work / f"w{workers}-{i}")]
             cmd += CONCURRENCY
             procs.append(subprocess.Popen(cmd, stderr=err))
-    cpu = wait_all([submit, *procs])
+    cpu = wait_all([submit, *procs], say=f"{workers} workers (submitter first)")
     trips = 0
     for log in logs:
         found = re.search(r"redis: (\d+) round trips", log.read_text())
@@ -168,6 +196,28 @@ def table(runs: list[Run]) -> str:
     return "\n".join(lines)
 
 
+def start_redis(directory: Path) -> tuple[subprocess.Popen[bytes], int]:
+    """Our own redis-server on a free 127.0.0.1 port, its files in ``directory``
+    (append-only file, fsync every second): the process and its port."""
+    directory.mkdir()
+    port = bench_crawl.free_port()
+    server = subprocess.Popen(
+        [shutil.which("redis-server") or "/usr/bin/redis-server", "--port", str(port),
+         "--bind", "127.0.0.1", "--save", "", "--appendonly", "yes",
+         "--appendfsync", "everysec", "--dir", str(directory)],
+        stdout=subprocess.DEVNULL,
+    )  # fmt: skip
+    r = redis.Redis(port=port)
+    for _ in range(100):
+        try:
+            r.ping()
+            break
+        except redis.ConnectionError:
+            time.sleep(0.05)
+    r.close()
+    return server, port
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--hosts", type=int, default=40)
@@ -183,30 +233,21 @@ def main() -> int:
         "the web's hosts, pages/s grows with workers until the politeness limit",
     )
     args = ap.parse_args()
+    # Orphans (a crawl's parse workers and forkserver, which end after it) become our
+    # children, so their CPU is counted (``reap_orphans``).
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(bench_crawl.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_CHILD_SUBREAPER)")
     global CONCURRENCY
     CONCURRENCY = [] if args.concurrency is None else ["--concurrency", str(args.concurrency)]
     bench_crawl.ensure_nginx()
     bench_crawl.SLOW = args.latency
     work = Path(tempfile.mkdtemp(prefix="trawl-bench-fleet-"))
     web = bench_crawl.build_web(work, args.hosts, args.pages, args.seed)
-    redis_dir = work / "redis"
-    redis_dir.mkdir()
-    port = bench_crawl.free_port()
-    server = subprocess.Popen(
-        [shutil.which("redis-server") or "/usr/bin/redis-server", "--port", str(port),
-         "--bind", "127.0.0.1", "--save", "", "--appendonly", "yes",
-         "--appendfsync", "everysec", "--dir", str(redis_dir)],
-        stdout=subprocess.DEVNULL,
-    )  # fmt: skip
+    server, port = start_redis(work / "redis")
     s3 = SeaweedS3.start(work / "s3")
     os.environ.update(s3.env())
     r = redis.Redis(port=port)
-    for _ in range(100):
-        try:
-            r.ping()
-            break
-        except redis.ConnectionError:
-            time.sleep(0.05)
     try:
         with bench_crawl.Nginx(work / "nginx", web.sites_conf, web.port, log=True):
             runs = [embedded(web, work)]

@@ -3,7 +3,10 @@
     .venv/bin/python bench/bench_frontier.py [--urls 10000000] [--hosts 100000]
 
 URLs arrive in batches the size of a page's links (spread over many hosts, as a
-broad crawl discovers them), committed in groups as the crawler does.
+broad crawl discovers them), committed in groups as the crawler does. Then the first
+``--chunk`` URLs are offered again, as links to pages already known: once as depth
+order offers them (seen, nothing to do) and once as OPIC does (each with a gain that
+raises the queued URL's cash and key), alternating, to price the raise.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ import random
 import resource
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import xxhash
@@ -94,6 +98,23 @@ def main() -> None:
         del batches
         queued = frontier.counts()[UrlStatus.QUEUED]
 
+        again = _batches(min(args.chunk, args.urls), args.hosts, args.batch, 0, local=args.local)
+        offers = {
+            "seen (depth order)": again,
+            "seen + raise (OPIC)": [[replace(u, gain=1e-4) for u in b] for b in again],
+        }
+        seen_cpu = dict.fromkeys(offers, 0.0)
+        for _round in range(3):
+            for label, batches in offers.items():
+                c0 = time.process_time()
+                for i, b in enumerate(batches):
+                    frontier.add(b, now=0.0)
+                    if i % args.commit_every == args.commit_every - 1:
+                        db.commit()
+                db.commit()
+                seen_cpu[label] += time.process_time() - c0
+        offered = 3 * sum(len(b) for b in again)
+
         t0, c0 = time.perf_counter(), time.process_time()
         now = 1.0
         taken = 0
@@ -120,6 +141,10 @@ def main() -> None:
         f"{args.urls / insert_cpu:,.0f} URLs/CPU-s "
         f"(batches of {args.batch}, {args.local:.0%} on the page's host)"
     )
+    for label, cpu in seen_cpu.items():
+        print(
+            f"{label + ':':<22}{offered / cpu:,.0f} URLs/CPU-s ({1e6 * cpu / offered:.2f} us each)"
+        )
     print(
         f"takes (take+finish): {args.takes / take_wall:,.0f}/s wall, "
         f"{args.takes / take_cpu:,.0f}/CPU-s"

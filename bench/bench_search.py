@@ -81,9 +81,11 @@ def _random_page(rng: random.Random) -> tuple[str, str]:
 
 
 def generate(
-    data: Path, pages: int, *, random_words: bool = False
+    data: Path, pages: int, *, random_words: bool = False, first: int = 0, total: int | None = None
 ) -> tuple[list[tuple[str, str, str]], float]:
-    """Write ``pages`` text records and page rows; returns (url, text, phrase) samples."""
+    """Write ``pages`` text records and page rows (numbers ``first`` on, of a web of
+    ``total`` pages: another crawl writes the next ones); returns (url, text, phrase)
+    samples."""
     g = text_generator(11)
     store, blobs = open_store(data), open_blobs(data, fsync=False)
     log = blobs.open_writer(
@@ -93,7 +95,8 @@ def generate(
     samples: list[tuple[str, str, str]] = []
     size = 0
     started = time.perf_counter()
-    for n in range(pages):
+    per_host = (total or pages) // HOSTS + 1
+    for n in range(first, first + pages):
         rng = random.Random(n)
         host_n, article = n % HOSTS, n // HOSTS
         host = f"site{host_n:04d}.example"
@@ -102,7 +105,7 @@ def generate(
             title, text = _random_page(rng)
             phrase = " ".join(text.split()[5:8])
         else:
-            phrase = distinctive_phrase(11, host_n, article, pages // HOSTS + 1)
+            phrase = distinctive_phrase(11, host_n, article, per_host)
             paragraphs = g.prose(rng, int(rng.triangular(1000, 12000, 2000)))
             at = rng.randrange(len(paragraphs))
             paragraphs[at] = f"{paragraphs[at]} The {phrase} {_junk(rng)}."

@@ -7,14 +7,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from trawl.fetch.render.browser import BASE_FLAGS
+
 CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--headless=new",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
+# The crawler's own flags for a headless Chromium, without its network cut off (these
+# tests load the search page from a local server).
+CHROMIUM_ARGS = list(BASE_FLAGS)

@@ -22,6 +22,17 @@ from trawl.testing.s3server import SeaweedS3
 _buckets = itertools.count(1)
 
 
+@pytest.fixture(autouse=True)
+def _own_politeness_dir(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each test's crawls share host leases with each other only, never with another
+    test's (which may run on a fake clock) or the user's (the default politeness_dir
+    is under XDG_STATE_HOME, inherited by the processes a test starts)."""
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path_factory.mktemp("state")))
+    monkeypatch.delenv("TRAWL_POLITENESS_DIR", raising=False)
+
+
 @pytest.fixture(scope="session")
 def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
     """One standalone redis-server on a loopback port, for the whole session."""

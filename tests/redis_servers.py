@@ -6,6 +6,11 @@
 ``appendfsync everysec``, the production setting we recommend (an fsync a second: a
 whole-machine crash loses at most about a second of writes; a process crash nothing).
 ``kill_primary`` kills -9 one primary and waits until its replica took over.
+
+Parallel test processes (pytest-xdist workers) each start their own servers: a port is
+free when chosen but another process may take it before redis-server binds it, so a
+server counts as up only when the process answering on its port is its own (``INFO``
+``process_id``), and one whose port was taken is started again on another.
 """
 
 from __future__ import annotations
@@ -41,12 +46,20 @@ def free_port() -> int:
         return port
 
 
+class ServerExitedError(RuntimeError):
+    """The redis-server process ended while starting (its port was taken, most likely)."""
+
+
 def _wait(check: object, what: str, timeout: float = 30.0) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        with contextlib.suppress(Exception):
+        try:
             if check():  # type: ignore[operator]
                 return
+        except ServerExitedError:
+            raise
+        except Exception:
+            pass
         time.sleep(0.05)
     raise TimeoutError(f"timed out waiting for {what}")
 
@@ -60,7 +73,19 @@ class RedisServer:
         """``appendfsync``: ``everysec`` (recommended), ``always``, or ``off`` (no AOF)."""
         self.dir = directory
         self.dir.mkdir(parents=True, exist_ok=True)
-        self.port = free_port()
+        self._cluster = cluster
+        self._appendfsync = appendfsync
+        for attempt in range(5):
+            self.port = free_port()
+            try:
+                self.start()
+                break
+            except ServerExitedError:
+                if attempt == 4:
+                    raise
+
+    def _args(self) -> list[str]:
+        appendfsync = self._appendfsync
         args = [
             SERVER,
             "--bind", "127.0.0.1",
@@ -72,18 +97,24 @@ class RedisServer:
             "--protected-mode", "yes",
             "--logfile", "redis.log",
         ]  # fmt: skip
-        if cluster:
+        if self._cluster:
             args += ["--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf"]
             args += ["--cluster-node-timeout", "1000"]
-        self._args = args
-        self.start()
+        return args
 
     def start(self) -> None:
         """Start (again, after a kill: same port, same directory, its files as left)."""
         self.process = subprocess.Popen(
-            self._args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+            self._args(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
         )
-        _wait(self.ping, f"redis-server on port {self.port}")
+        _wait(self._serving, f"redis-server on port {self.port}")
+
+    def _serving(self) -> bool:
+        """Up, and it is this process that answers on the port (not another one's)."""
+        if self.process.poll() is not None:
+            raise ServerExitedError(f"redis-server on port {self.port} exited")
+        with redis.Redis(port=self.port, socket_timeout=1) as c:
+            return int(c.info("server")["process_id"]) == self.process.pid
 
     @property
     def pid(self) -> int:
@@ -92,10 +123,6 @@ class RedisServer:
     @property
     def url(self) -> str:
         return f"redis://127.0.0.1:{self.port}/0"
-
-    def ping(self) -> bool:
-        with redis.Redis(port=self.port, socket_timeout=1) as c:
-            return bool(c.ping())
 
     def kill(self) -> None:
         """kill -9, as a machine dying would."""

@@ -20,8 +20,9 @@ from trawl.errors import BlockedAddressError, ConfigError, StorageError, TrawlEr
 # name -> module that defines it (imported lazily by __getattr__).
 _LAZY = {
     "CrawlConfig": "trawl.config",
+    "HostOverride": "trawl.config",
     "Timeouts": "trawl.config",
-    "load_config": "trawl.config",
+    "load_config": "trawl.config_load",
     "Crawl": "trawl.crawl",
     "CrawlSummary": "trawl.records",
     "Snapshot": "trawl.records",
@@ -40,6 +41,7 @@ _LAZY = {
     "parse_page": "trawl.parse.page",
     "read_stats": "trawl.stats",
     "Searcher": "trawl.index",
+    "IndexSpec": "trawl.index",
     "SearchResults": "trawl.index",
     "Hit": "trawl.index",
     "QueryError": "trawl.index",
@@ -55,6 +57,8 @@ __all__ = [
     "CrawlSummary",
     "Extraction",
     "Hit",
+    "HostOverride",
+    "IndexSpec",
     "ParsedPage",
     "QueryError",
     "RobotsRules",
@@ -81,11 +85,12 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    from trawl.config import CrawlConfig, Timeouts, load_config
+    from trawl.config import CrawlConfig, HostOverride, Timeouts
+    from trawl.config_load import load_config
     from trawl.crawl import Crawl, run_crawl
     from trawl.fetch.address import AddressGuard
     from trawl.fetch.robots import RobotsRules, rules_for_fetch
-    from trawl.index import Hit, QueryError, Searcher, SearchResults
+    from trawl.index import Hit, IndexSpec, QueryError, Searcher, SearchResults
     from trawl.parse.extract import Extraction, extract
     from trawl.parse.page import ParsedPage, parse_page
     from trawl.records import CrawlSummary, Snapshot

@@ -9,19 +9,21 @@ from __future__ import annotations
 import ipaddress
 import os
 import re
-import tomllib
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field, fields, replace
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Literal
-
-import orjson
 
 from trawl._version import __version__
 from trawl.errors import ConfigError
 
 Scope = Literal["host", "domain", "any", "allowlist"]
 Purpose = Literal["search", "training"]
+# What the frontier fetches first (frontier/priority.py): OPIC importance, or depth.
+PriorityMode = Literal["opic", "depth"]
+# When a page is rendered in headless Chromium before it is parsed (fetch/render/).
+RenderMode = Literal["never", "auto", "always"]
+RENDER_MODES: tuple[str, ...] = ("never", "auto", "always")
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
 
 # Robots.txt product tokens of AI crawlers, honoured together with our own token when a
@@ -115,6 +117,36 @@ class QualityThresholds:
         return tuple(out)
 
 
+def default_politeness_dir(env: Mapping[str, str] | None = None) -> Path:
+    """Where the crawls of this user on this machine share their host leases:
+    ``$XDG_STATE_HOME/trawl/hosts``, else ``~/.local/state/trawl/hosts``."""
+    env = os.environ if env is None else env
+    state = env.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(state) / "trawl" / "hosts"
+
+
+def parse_politeness_dir(value: str | Path | None) -> Path | None:
+    """A politeness directory setting: a path, or ``none``/``off`` for no sharing."""
+    if value is None or isinstance(value, Path):
+        return value
+    text = str(value).strip()
+    return None if text.lower() in ("", "none", "off") else Path(text)
+
+
+@dataclass(frozen=True, slots=True)
+class HostOverride:
+    """The operator's settings for one host (and its subdomains: see ``CrawlConfig.hosts``).
+
+    Each None keeps the crawl's own value. An override never makes a crawl less polite
+    than robots.txt asks: a host's Crawl-delay, when larger, still wins over ``delay``.
+    """
+
+    delay: float | None = None  # seconds between two requests to the host
+    budget: int | None = None  # URLs admitted for the host, instead of max_per_host
+    priority: int | None = None  # its rank in the schedule: lower first (the default is 0)
+    block: bool = False  # fetch nothing from it; its URLs are refused with a reason
+
+
 @dataclass(frozen=True, slots=True)
 class Timeouts:
     connect: float = 10.0
@@ -138,6 +170,10 @@ class CrawlConfig:
     delay: float = 1.0
     max_crawl_delay: float = 30.0
     max_backoff_delay: float = 600.0
+    # One request in flight per host and the largest asked delay across every crawl
+    # that shares this directory's host leases (storage/sqlite/hostleases.py): by
+    # default all crawls of this user on this machine. None: this crawl alone.
+    politeness_dir: Path | None = field(default_factory=default_politeness_dir)
     # Limits.
     max_pages: int | None = None
     max_depth: int = 20
@@ -154,9 +190,34 @@ class CrawlConfig:
     # Scope.
     scope: Scope = "host"
     allowed_hosts: tuple[str, ...] = ()
-    strip_tracking: bool = False
+    # URL hygiene before the seen check: known tracking parameters dropped
+    # (urls.TRACKING_PARAMS), and each host's learned equivalences applied
+    # (dedup/urlrules.py): a rule is learned once ``equivalence_pages`` distinct pages
+    # showed it and nothing contradicted it; a parameter that may take any value also
+    # needs ``equivalence_values`` different values seen.
+    strip_tracking: bool = True
+    equivalences: bool = True
+    equivalence_pages: int = 4
+    equivalence_values: int = 3
+    # The crawl's shape: a URL (seed, link, redirect target, sitemap entry) is admitted
+    # only if it matches one ``include`` pattern (when there are any) and no ``exclude``
+    # pattern: Python regular expressions, searched in the URL's normal form.
+    include: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+    # Per-host overrides, by host name: a name applies to that host and its subdomains
+    # (the longest matching name wins); ``name:port`` to that port only.
+    hosts: Mapping[str, HostOverride] = field(default_factory=dict)
+    # Sitemaps as a URL source: the Sitemap lines of each host's robots.txt and its
+    # /sitemap.xml, index files included; at most this many sitemap files per host.
+    sitemaps: bool = True
+    max_sitemaps_per_host: int = 200
     follow_nofollow_links: bool = False
     near_duplicates: bool = True  # MinHash near-duplicate detection (dedup/minhash.py)
+    # Order: "opic" fetches first what many pages link to (scores from in-links, host
+    # quality, depth, change history; frontier/priority.py); "depth" breadth first.
+    priority: PriorityMode = "opic"
+    # Keep every page's links (target, anchor text, nofollow) for `trawl export --links`.
+    link_graph: bool = True
     # Training data: documents failing a threshold are not kept (none set by default).
     quality: QualityThresholds = field(default_factory=QualityThresholds)
     # Revisits (a search index kept fresh): None crawls each page once. Otherwise a page
@@ -183,6 +244,10 @@ class CrawlConfig:
     retry_max: float = 3600.0
     robots_retry_base: float = 300.0
     robots_retry_max: float = 3600.0
+    # While a host's robots.txt is unreachable its URLs wait (never failed for it). A
+    # crawl whose only remaining work is such URLs ends after this many seconds,
+    # leaving them queued for a resume.
+    robots_patience: float = 600.0
     # Storage.
     warc_max_bytes: int = 1 * GIB
     text_max_bytes: int = 256 * MIB
@@ -196,6 +261,18 @@ class CrawlConfig:
     min_free_space: int = 256 * MIB
     # Parse worker processes; 0 parses in the crawler's own process (tests, tiny crawls).
     parse_workers: int = field(default_factory=lambda: max(1, os.cpu_count() or 1))
+    # Rendering (fetch/render/, needs the ``render`` extra): ``auto`` renders a page
+    # whose HTML looks like an application shell, or of a host learned to need it.
+    render: RenderMode = "never"
+    render_pages: int = 2  # pages rendered at once (one browser per crawl process)
+    render_deadline: float = 20.0  # seconds a page may take, subresources included
+    render_scrolls: int = 3  # scrolls to the bottom for lazily loaded content
+    render_memory: int = 1 * GIB  # memory of the browser (PSS of its processes) before a restart
+    # Hosts other than the page's whose scripts and API calls the browser may load
+    # (``cdn.example`` or ``.example`` for a whole domain); none by default.
+    render_hosts: tuple[str, ...] = ()
+    # The Chromium to drive ("": /usr/bin/chromium if present, else Playwright's own).
+    render_browser: str = ""
 
     def __post_init__(self) -> None:
         _check(self)
@@ -212,6 +289,14 @@ class CrawlConfig:
         return (self.agent,)
 
     @property
+    def lease_seconds(self) -> float:
+        """How long a URL handed out may take before it goes back to the queue: two
+        fetches' worth and a minute, and a render's deadline three times over (a
+        page may wait for the browser before its own render)."""
+        render = 3 * self.render_deadline if self.render != "never" else 0.0
+        return self.timeouts.total * 2 + 60 + render
+
+    @property
     def honour_ai_opt_outs(self) -> bool:
         return self.purpose == "training" if self.ai_opt_outs is None else self.ai_opt_outs
 
@@ -222,7 +307,14 @@ class CrawlConfig:
 def _check(c: CrawlConfig) -> None:
     if not c.agent or any(ch.isspace() or ch in "/;()" for ch in c.agent):
         raise ConfigError(f"agent must be a bare product token, got {c.agent!r}")
-    for name in ("delay", "max_crawl_delay", "retry_base", "retry_max", "commit_interval"):
+    for name in (
+        "delay",
+        "max_crawl_delay",
+        "retry_base",
+        "retry_max",
+        "commit_interval",
+        "robots_patience",
+    ):
         if getattr(c, name) < 0:
             raise ConfigError(f"{name} must not be negative")
     for name in ("max_pages", "max_duration"):
@@ -234,6 +326,26 @@ def _check(c: CrawlConfig) -> None:
             raise ConfigError(f"{name} must not be negative (0: no limit)")
     if c.min_free_space < 0:
         raise ConfigError("min_free_space must not be negative (0: no reserve)")
+    if c.equivalence_pages < 2 or c.equivalence_values < 2:
+        raise ConfigError("equivalence_pages and equivalence_values must be at least 2")
+    if c.max_sitemaps_per_host <= 0:
+        raise ConfigError("max_sitemaps_per_host must be positive (sitemaps = false: none)")
+    for name in ("include", "exclude"):
+        for pattern in getattr(c, name):
+            try:
+                re.compile(pattern)
+            except (re.error, TypeError) as exc:
+                message = f"{name} pattern {pattern!r} is not a regular expression: {exc}"
+                raise ConfigError(message) from None
+    for host, rule in c.hosts.items():
+        if not isinstance(rule, HostOverride):
+            raise ConfigError(f"hosts.{host} must be a table of delay, budget, priority, block")
+        if rule.delay is not None and not 0 <= rule.delay <= 86400:
+            raise ConfigError(f"hosts.{host}.delay must be between 0 and 86400 seconds")
+        if rule.budget is not None and rule.budget < 0:
+            raise ConfigError(f"hosts.{host}.budget must not be negative")
+        if rule.priority is not None and not -1000 <= rule.priority <= 1000:
+            raise ConfigError(f"hosts.{host}.priority must be between -1000 and 1000")
     positive = (
         "max_depth",
         "max_url_length",
@@ -254,16 +366,22 @@ def _check(c: CrawlConfig) -> None:
         raise ConfigError(f"scope must be host, domain, any or allowlist, got {c.scope!r}")
     if c.scope == "allowlist" and not c.allowed_hosts:
         raise ConfigError("scope allowlist needs allowed_hosts")
+    if c.render not in RENDER_MODES:
+        raise ConfigError(f"render must be never, auto or always, got {c.render!r}")
+    if c.render_pages < 1 or c.render_deadline <= 0 or c.render_scrolls < 0:
+        raise ConfigError("render_pages and render_deadline must be positive, render_scrolls >= 0")
+    if c.render_memory < 64 * MIB:
+        raise ConfigError("render_memory must be at least 64M")
     if c.purpose not in ("search", "training"):
         raise ConfigError(f"purpose must be search or training, got {c.purpose!r}")
+    if c.priority not in ("opic", "depth"):
+        raise ConfigError(f"priority must be opic or depth, got {c.priority!r}")
     t = c.timeouts
     if min(t.connect, t.first_byte, t.total) <= 0:
         raise ConfigError("timeouts must be positive")
 
 
 # -- merging sources ------------------------------------------------------------------
-
-_ENV_PREFIX = "TRAWL_"
 
 
 def parse_network(text: str | IPNetwork) -> IPNetwork:
@@ -275,170 +393,12 @@ def parse_network(text: str | IPNetwork) -> IPNetwork:
         raise ConfigError(f"not a network: {text!r}") from exc
 
 
-def parse_resolve(entries: list[str]) -> dict[str, str]:
-    """``HOST=IP`` entries (also lines of a resolve file) into a mapping."""
-    out: dict[str, str] = {}
-    for raw in entries:
-        line = raw.split("#", 1)[0].strip()
-        if not line:
-            continue
-        host, sep, ip = line.partition("=")
-        if not sep:
-            host, _, ip = line.partition(" ")
-        host, ip = host.strip().lower().rstrip("."), ip.strip().strip("[]")
-        try:
-            ipaddress.ip_address(ip)
-        except ValueError:
-            raise ConfigError(f"resolve entry needs HOST=IP, got {raw!r}") from None
-        if not host:
-            raise ConfigError(f"resolve entry needs HOST=IP, got {raw!r}")
-        out[host] = ip
-    return out
+_HOST_KEY = re.compile(r"[a-z0-9._~!$&'()*+,;=\[\]:-]+")
 
 
-def read_resolve_file(path: Path) -> dict[str, str]:
-    try:
-        return parse_resolve(path.read_text(encoding="utf-8").splitlines())
-    except OSError as exc:
-        raise ConfigError(f"cannot read resolve file {path}: {exc}") from exc
-
-
-_LIMITS = ("max_per_host", "max_links_per_page")  # counts where 0 means no limit
-
-
-def parse_limit(text: str | int) -> int:
-    """A count limit: a whole number, or ``none`` / ``0`` for no limit."""
-    if isinstance(text, int):
-        return text
-    word = str(text).strip().lower()
-    if word in ("none", "unlimited"):
-        return 0
-    try:
-        return int(word)
-    except ValueError:
-        raise ConfigError(f"not a limit (a number, or none): {text!r}") from None
-
-
-_SIZE_UNITS = {"": 1, "k": KIB, "m": MIB, "g": GIB, "t": 1024 * GIB}
-_SIZE = re.compile(r"(\d+(?:\.\d+)?)\s*([kmgt]?)(?:i?b)?")
-
-
-def parse_size(text: str | int) -> int:
-    """A size in bytes: ``268435456``, ``256M``, ``256MiB``, ``1.5G`` (units of 1024)."""
-    if isinstance(text, int):
-        return text
-    match = _SIZE.fullmatch(str(text).strip().lower())
-    if match is None:
-        raise ConfigError(f"not a size (like 256M or 1G): {text!r}")
-    return int(float(match[1]) * _SIZE_UNITS[match[2]])
-
-
-def _coerce(name: str, value: Any) -> Any:
-    """Turn file/env values into the field's type."""
-    if name == "data_dir":
-        return Path(value)
-    if name in _LIMITS:
-        return parse_limit(value)
-    if name == "min_free_space":
-        return parse_size(value)
-    if name in ("seeds", "allowed_hosts", "opt_out_agents"):
-        if isinstance(value, str):
-            value = [v for v in (p.strip() for p in value.split(",")) if v]
-        return tuple(value)
-    if name == "allow_networks":
-        if isinstance(value, str):
-            value = value.split(",")
-        return tuple(parse_network(v) for v in value)
-    if name == "resolve":
-        if isinstance(value, str):
-            return parse_resolve(value.split(","))
-        if isinstance(value, Mapping):
-            return parse_resolve([f"{k}={v}" for k, v in value.items()])
-        return parse_resolve(list(value))
-    if name == "quality":
-        if isinstance(value, QualityThresholds):
-            return value
-        if value in ("gopher", "default"):
-            return QualityThresholds.gopher()
-        if value in ("none", "off", None, ""):
-            return QualityThresholds()
-        if isinstance(value, Mapping):
-            return QualityThresholds(**dict(value))
-        raise ConfigError(f"quality must be gopher, none or a table of thresholds: {value!r}")
-    if name == "timeouts":
-        if isinstance(value, Timeouts):
-            return value
-        return Timeouts(**{k: float(v) for k, v in dict(value).items()})
-    return value
-
-
-_FIELDS = {f.name: f for f in fields(CrawlConfig)}
-_NUMERIC = {
-    name: f.type
-    for name, f in _FIELDS.items()
-    if isinstance(f.type, str) and f.type.split(" ")[0] in ("int", "float")
-}
-
-
-def _from_env(env: Mapping[str, str]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, raw in env.items():
-        if not key.startswith(_ENV_PREFIX):
-            continue
-        name = key[len(_ENV_PREFIX) :].lower()
-        if name not in _FIELDS:
-            continue
-        value: Any = raw
-        kind = _NUMERIC.get(name)
-        try:
-            if name in _LIMITS:
-                value = parse_limit(raw)
-            elif name == "min_free_space":
-                value = parse_size(raw)
-            elif kind is not None:
-                value = float(raw) if kind.startswith("float") else int(raw)
-            elif _FIELDS[name].type in ("bool", "bool | None"):
-                value = raw.strip().lower() in ("1", "true", "yes", "on")
-        except ValueError:
-            raise ConfigError(f"{key}={raw!r} is not a number") from None
-        out[name] = value
-    return out
-
-
-def load_config(
-    *,
-    file: Path | None = None,
-    env: Mapping[str, str] | None = None,
-    overrides: Mapping[str, Any] | None = None,
-) -> CrawlConfig:
-    """Merge settings: defaults < config file (TOML) < TRAWL_* environment < overrides."""
-    merged: dict[str, Any] = {}
-    if file is not None:
-        try:
-            data = tomllib.loads(file.read_text(encoding="utf-8"))
-        except (OSError, tomllib.TOMLDecodeError) as exc:
-            raise ConfigError(f"cannot read config {file}: {exc}") from exc
-        section = data.get("crawl", data)
-        unknown = set(section) - set(_FIELDS)
-        if unknown:
-            raise ConfigError(f"unknown settings in {file}: {', '.join(sorted(unknown))}")
-        merged.update(section)
-    merged.update(_from_env(env if env is not None else os.environ))
-    for key, value in (overrides or {}).items():
-        if value is not None:
-            merged[key] = value
-    if "data_dir" not in merged:
-        raise ConfigError("a data directory is required (--data DIR)")
-    try:
-        return CrawlConfig(**{k: _coerce(k, v) for k, v in merged.items()})
-    except TypeError as exc:
-        raise ConfigError(str(exc)) from exc
-
-
-def config_json(config: CrawlConfig) -> str:
-    """The config as JSON (stored in the data directory so ``--resume`` can reuse it)."""
-    data = asdict(config)
-    data["data_dir"] = str(config.data_dir)
-    data["allow_networks"] = [str(n) for n in config.allow_networks]
-    data["resolve"] = dict(config.resolve)
-    return orjson.dumps(data).decode()
+def host_override_key(name: str) -> str:
+    """A ``hosts`` key as matched: lower case, no trailing dot (a port is kept)."""
+    key = name.strip().lower().rstrip(".").lstrip(".")
+    if not key or _HOST_KEY.fullmatch(key) is None:
+        raise ConfigError(f"hosts: {name!r} is not a host name")
+    return key

@@ -17,28 +17,32 @@ from collections.abc import Collection
 
 import orjson
 
-from trawl import wire
+from trawl import memory, wire
 from trawl.archive.events import EventLog
 from trawl.archive.textstore import TextStore
 from trawl.clock import Clock, SystemClock
-from trawl.config import CrawlConfig, config_json
+from trawl.config import CrawlConfig
+from trawl.config_load import config_json
 from trawl.dedup.minhash import MinHasher
 from trawl.errors import DiskFullError, as_disk_full
 from trawl.fetch.dns import DnsCache
+from trawl.fetch.hostgate import HostGate
+from trawl.fetch.http import Client
+from trawl.fetch.robots_wait import ROBOTS_STOP
 from trawl.fetch.role import FetchRole
-from trawl.fetch.stage import Client
-from trawl.frontier.admission import Admission
+from trawl.frontier.idle import IdleWait, local_wait
 from trawl.frontier.traps import ScopeFilter, TrapLimits
 from trawl.index.crawling import CrawlIndexing
-from trawl.models import UrlStatus
+from trawl.models import Position, UrlStatus
 from trawl.parse.role import ParseRole
 from trawl.records import CrawlSummary, Snapshot
 from trawl.roles import ALL_ROLES, Role
 from trawl.space import DiskStop, SpaceGuard
 from trawl.stats import RateWindow
-from trawl.storage.base import CrawlStore
+from trawl.storage.base import CrawlStore, Frontier, HostLeases
 from trawl.storage.blobs import EVENT_LOG, TEXT_LOG, WARC_LOG, BlobStore, LogWriters
-from trawl.storage.open import disk_full_of, open_blobs, open_store
+from trawl.storage.gate import CommitGate
+from trawl.storage.open import disk_full_of
 from trawl.telemetry import Telemetry
 
 
@@ -56,12 +60,17 @@ class Crawl:
         client: Client | None = None,
         roles: Collection[Role] = ALL_ROLES,
         writer: str = "",
+        leases: HostLeases | None = None,
+        waiter: IdleWait | None = None,
     ) -> None:
         """``store``, ``blobs`` and ``client`` default to the data directory's SQLite
         store and files and a real HTTP client; tests and other deployments pass theirs.
         ``roles`` are what this process does; the others' work comes through the store.
         ``writer`` names this process's own segments of each log when many processes
-        write one crawl (a fleet's workers); "" is the one writer of a data directory."""
+        write one crawl (a fleet's workers); "" is the one writer of a data directory.
+        ``leases``: the host leases shared with other crawls (default: the file in
+        ``config.politeness_dir``; a fleet passes Redis's).
+        ``waiter`` hears of work other processes make (``FleetWait``; its owner closes it)."""
         if not roles:
             raise ValueError("a crawl process needs at least one role")
         self.config = config
@@ -71,7 +80,9 @@ class Crawl:
         # Latency histograms and per-host tallies for the service (None: not kept).
         self.telemetry = telemetry
         self._wake = asyncio.Event()
+        self._waiter = waiter
         self._client = client
+        self._leases = leases
         try:
             config.data_dir.mkdir(parents=True, exist_ok=True)
             # Too little space to start is said before anything is written.
@@ -81,25 +92,14 @@ class Crawl:
             self._disk = DiskStop(
                 config.data_dir, self._space, halt=self._halt, stop=self.request_stop
             )
-            # The blobs before the store: a store open is the last thing that can fail.
-            self.blobs = (
-                blobs if blobs is not None else open_blobs(config.data_dir, fsync=config.fsync)
-            )
-            self.store = (
-                store
-                if store is not None
-                else open_store(
-                    config.data_dir,
-                    max_per_host=config.max_per_host or None,
-                    lease_seconds=config.timeouts.total * 2 + 60,
-                )
-            )
+            self.blobs, self.store = wire.open_storage(config, store=store, blobs=blobs)
         except OSError as exc:
             full = as_disk_full(exc, config.data_dir)
             if full is None:
                 raise
             raise full from exc
         self.logs = LogWriters(self.blobs, self.store.committed_logs(), writer)
+        self.gate = CommitGate()
         try:
             self._build()
         except BaseException as exc:
@@ -127,16 +127,13 @@ class Crawl:
         self.parse_queue = store.parse_queue
         saved_scope = orjson.loads(store.meta.get("scope.hosts") or "[]")
         self.scope = ScopeFilter(c.scope, hosts=saved_scope, allowed=c.allowed_hosts)
-        self.admission = Admission(
-            frontier=self.frontier,
-            scope=self.scope,
-            limits=TrapLimits.from_config(c),
-            counters=self.counters,
-            strip_tracking=c.strip_tracking,
-        )
-        self.revisits = wire.revisits(c, store, clock)
+        shared = self.roles != ALL_ROLES or bool(self.writer)
+        self.admission = wire.admission(c, store, self.scope, clock=clock, shared=shared)
+        self.revisits = wire.revisits(c, store, clock, self.admission.ranker)
         # The parse role first: the fetch role hands it pages when both run here.
         self.indexing: CrawlIndexing | None = None
+        self.host_gate: HostGate | None = None
+        self.fetch_frontier: Frontier = self.frontier
         self.dns: DnsCache | None = None
         self.parsing = self._build_parse() if Role.PARSE in self.roles else None
         self.fetching = self._build_fetch() if Role.FETCH in self.roles else None
@@ -151,6 +148,10 @@ class Crawl:
         if self._client is None:
             self._client, self.dns = wire.http_client(c, clock)
         self.client: Client = self._client
+        pacing = wire.pacing(c, self.admission.hosts)
+        self.host_gate, self.fetch_frontier = wire.host_gate(
+            c, self.frontier, self.counters, clock, leases=self._leases, politeness=pacing
+        )
         self.fetcher = wire.fetch_stage(
             c,
             store,
@@ -159,10 +160,13 @@ class Crawl:
             admission=self.admission,
             warc_log=self.warc_log,
             revisits=self.revisits,
+            frontier=self.fetch_frontier,
+            gate=self.gate,
+            politeness=pacing,
         )
         return FetchRole(
             stage=self.fetcher,
-            frontier=self.frontier,
+            frontier=self.fetch_frontier,
             counters=self.counters,
             clock=clock,
             delay=c.delay,
@@ -171,18 +175,11 @@ class Crawl:
             on_error=self._disk.dealt_with,
             writable=self._disk.writable,
             on_fetched=None if self.telemetry is None else self.telemetry.fetch_done,
+            fleet=store if self.roles != ALL_ROLES or self.writer else None,
         )
 
     def _build_index(self) -> CrawlIndexing:
-        indexing = CrawlIndexing(
-            pages=self.pages,
-            blobs=self.blobs,
-            index_dir=self.config.data_dir / "index",
-            counters=self.counters,
-            # Pages stored so far (by whichever process parses) decide when a batch is due.
-            stored=lambda: self.counters.get("parse:stored"),
-            on_disk_full=self._disk.stop_for,
-        )
+        indexing = wire.indexing(self.config, self.store, self.blobs, self._disk.stop_for)
         self._space.watch(indexing.indexer.index_dir)
         return indexing
 
@@ -193,6 +190,7 @@ class Crawl:
         self._events_key = "events.next_id" + (f"@{self.writer}" if self.writer else "")
         self.events = EventLog(self.events_log, next_id=int(store.meta.get(self._events_key) or 1))
         self.texts = TextStore(self.text_log)
+        self.links = wire.link_log(c, self.logs)
         hasher = MinHasher() if c.near_duplicates else None
         self.parser = wire.parse_stage(
             c,
@@ -203,11 +201,17 @@ class Crawl:
             events=self.events,
             hasher=hasher,
             revisits=self.revisits,
+            gate=self.gate,
+            links=self.links,
         )
         self.parse_options = wire.parse_options(c, hasher)
         blobs = self.blobs
+        sitemaps = wire.sitemap_stage(
+            c, store, clock, admission=self.admission, revisits=self.revisits
+        )
         return ParseRole(
             stage=self.parser,
+            sitemaps=sitemaps,
             options=self.parse_options,
             workers=c.parse_workers,
             read_warc=lambda location: blobs.read(WARC_LOG, location),
@@ -216,22 +220,20 @@ class Crawl:
             on_done=self._wake.set,
             on_error=self._disk.dealt_with,
             writable=self._disk.writable,
-            latency=self._parse_latency,
+            latency=None if self.telemetry is None else self.telemetry.parse_latency.observe,
+            max_held_pages=max(64, 32 * max(1, c.parse_workers), 2 * c.max_in_flight),
         )
 
-    def _parse_latency(self, seconds: float) -> None:
-        if self.telemetry is not None:
-            self.telemetry.parse_latency.observe(seconds)
-
-    def commit(self, *, indexing: bool = True) -> None:
-        """Make everything done so far durable in one commit of the store: the state
-        with the logs' ends (flushed first), so a record is never referenced before it
-        is on disk; then let the index take the pages it made durable."""
+    def commit(self, ends: dict[str, Position] | None = None, *, indexing: bool = True) -> None:
+        """One commit: the state with the logs' ends (synced first, or ``ends`` from
+        ``CommitGate.flush``: no record referenced before it is on disk); then the index."""
         meta = self.store.meta
         if self.parsing is not None:
             meta.set(self._events_key, str(self.events.next_id))
+            if self.links is not None:
+                self.links.flush()  # the links of the pages this commit acknowledges
         meta.set("scope.hosts", orjson.dumps(sorted(self.scope.hosts)).decode())
-        self.store.commit(self.logs.sync())
+        self.store.commit(self.logs.sync() if ends is None else ends)
         if indexing and self.indexing is not None:
             self.indexing.after_commit()
 
@@ -269,12 +271,22 @@ class Crawl:
         self._stopping = self._aborting = True
         self._wake.set()
 
-    # -- seeds -------------------------------------------------------------------------
+    # -- seeds and steering ------------------------------------------------------------
 
     def add_seeds(self, seeds: list[str]) -> int:
         result, errors = self.admission.seed(seeds, now=self.clock.now())
         self.seed_errors.extend(errors)
         return len(result.added)
+
+    def reconfigure(self, config: CrawlConfig) -> None:
+        """Steer the running crawl: ``config``'s limits (max_pages, max_depth,
+        max_per_host, max_duration), delay and per-host overrides hold from now on."""
+        self.config = config
+        self.admission.set_limits(TrapLimits.from_config(config))
+        self.frontier.set_max_per_host(config.max_per_host or None)
+        self.admission.set_hosts(config.hosts, max_per_host=config.max_per_host or None)
+        if self.fetching is not None:
+            self.fetcher.set_delay(config.delay)
 
     # -- the run loop ------------------------------------------------------------------
 
@@ -334,13 +346,13 @@ class Crawl:
         return counts[UrlStatus.IN_FLIGHT] == 0 and len(self.parse_queue) == 0
 
     async def _loop(self) -> str:
-        c = self.config
-        backlog_cap = max(64, 32 * max(1, c.parse_workers))
         last_sweep = 0.0
-        fetching, parsing = self.fetching, self.parsing
-        # Work from another process's role comes through the store with no wake-up call.
+        fetching, parsing, waiter = self.fetching, self.parsing, self._waiter
+        # Another process's work comes through the store: look soon, unless it wakes us.
         polling = self.roles != ALL_ROLES or bool(self.writer)
+        patience = waiter.max_wait if waiter and fetching else 0.25 if polling else 1.0
         while True:
+            c = self.config  # a steered crawl's limits change as it runs (reconfigure)
             if self._stopping:
                 return "aborted" if self._aborting else "interrupted"
             now = self.clock.now()
@@ -348,22 +360,22 @@ class Crawl:
                 return "max duration"
             if now - last_sweep >= 1.0:
                 self.frontier.wake_due(now)
-                self.frontier.reclaim_expired(now)
+                self.fetch_frontier.reclaim_expired(now)  # and beats the host leases
                 last_sweep = now
             if parsing is not None:
                 if fetching is None:
-                    parsing.poll(self.parse_queue, backlog_cap)
-                parsing.feed(backlog_cap)
+                    parsing.poll(self.parse_queue)
+                parsing.feed()
             limit = self._pages_limit_reached()
             paused = self._paused
             while (
                 fetching is not None
                 and not limit
                 and not paused
-                and fetching.in_flight < c.max_in_flight
-                and (parsing is None or len(parsing.tasks) < backlog_cap)
+                and fetching.has_room(c.max_in_flight)
+                and (parsing is None or parsing.has_room())
             ):
-                lease = self.frontier.take(now)
+                lease = self.fetch_frontier.take(now)
                 if lease is None:
                     break
                 fetching.start(lease)
@@ -373,26 +385,32 @@ class Crawl:
                     return "max pages"
                 if self._all_done(now):
                     return "done"
-            timeout = 0.25 if polling else 1.0
-            for at in (self.frontier.next_wake(now), self.frontier.next_wake_due()):
+                if fetching is not None and fetching.robots_patience_over(now):
+                    return ROBOTS_STOP
+            full = bool(limit or paused or (fetching and not fetching.has_room(c.max_in_flight)))
+            timeout = 1.0 if full else patience  # or until a host or a waiting URL is due:
+            for at in () if full else (self.frontier.next_wake(now), self.frontier.next_wake_due()):
                 if at is not None:
                     timeout = min(timeout, max(0.0, at - now))
-            if limit or paused or self._in_flight() >= c.max_in_flight:
-                timeout = 1.0
             self._wake.clear()
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), timeout=max(timeout, 0.001))
+            if waiter is None:
+                await local_wait(self._wake, timeout)
+                continue
+            idle = not full and not self._in_flight() and not self._backlog()
+            await waiter.wait(self._wake, timeout, idle=idle, full=full and not paused)
 
     async def _commit_loop(self) -> None:
+        trimmer = memory.Trimmer(time.monotonic)  # what Python freed, back to the system
         while True:
             await asyncio.sleep(self.config.commit_interval)
             try:
-                self.commit()
+                self.commit(await self.gate.flush(self.logs))  # the fsync off the loop
             except Exception as exc:
                 if self._disk.dealt_with(exc):
                     return
                 raise
             self._disk.check()
+            trimmer.maybe()
 
     async def _shutdown(self) -> None:
         try:
@@ -408,9 +426,12 @@ class Crawl:
             if self.parsing is not None:
                 self.parsing.shutdown(wait=not self._aborting)
             if self.fetching is not None:
+                if self.fetcher.render is not None:
+                    await self.fetcher.render.pool.close()
                 await self.client.close()
             if self.dns is not None:
                 await self.dns.close()
+            self._close_leases()
 
     async def _drop_work(self) -> None:
         """A full disk: cancel everything in flight, write nothing more."""
@@ -442,6 +463,7 @@ class Crawl:
                 self.commit(indexing=False)
                 self.logs.close()
                 self.store.close(commit=False)
+                self._close_leases()
                 return
             except Exception as exc:
                 if not self._disk.dealt_with(exc):
@@ -455,6 +477,11 @@ class Crawl:
             self.indexing.close(abandon=True)
         self.logs.abandon()
         self.store.close(commit=False)
+        self._close_leases()
+
+    def _close_leases(self) -> None:
+        if self.host_gate is not None:  # what is still held given back, what it opened closed
+            self.host_gate.close(self.clock.now(), delay=self.config.delay)
 
     # -- progress ----------------------------------------------------------------------
 
@@ -481,6 +508,7 @@ class Crawl:
             text_files=self.logs.files(TEXT_LOG),
             seed_errors=tuple(self.seed_errors),
             counters=self.counters.all(),
+            robots_waiting=self.fetching.stage.robots_waits.left if self.fetching else (0, 0),
         )
 
 

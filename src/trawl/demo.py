@@ -24,7 +24,8 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from trawl.config import CrawlConfig, Timeouts, read_resolve_file
+from trawl.config import CrawlConfig, Timeouts
+from trawl.config_load import read_resolve_file
 
 
 def _start_sample_web(

@@ -18,7 +18,7 @@ from __future__ import annotations
 import gzip
 import os
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -35,7 +35,7 @@ from trawl.storage.place import CrawlPlace
 
 __all__ = ["SCHEMA_VERSION", "ExportError", "ExportSummary", "committed_records", "export"]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: the truncated column
 _PART = re.compile(r"part-\d{5}\.(?:parquet|jsonl\.gz)$")
 
 # The schema as plain data: (name, kind); nested kinds list their own fields.
@@ -49,6 +49,7 @@ _PROVENANCE = (
     ("tdm_policy", "str"),
     ("tdm_source", "str"),
     ("license", "str"),
+    ("render", "str"),
 )
 _QUALITY = tuple(
     (name, "int" if name in ("chars", "words", "lines", "stop_words") else "float")
@@ -72,6 +73,7 @@ FIELDS: tuple[tuple[str, Any], ...] = (
     ("provenance", _PROVENANCE),
     ("quality", _QUALITY),
     ("quality_failures", "strs"),
+    ("truncated", "str"),
 )
 
 
@@ -295,56 +297,87 @@ def arrow_schema() -> Any:
 _ROW_GROUP_BYTES = 256 * 1024 * 1024
 
 
+class ParquetParts:
+    """Rows written as Parquet files ``part-NNNNN.parquet`` of at most ``per_file`` rows
+    each, a row group every ``per_group`` rows (or ``group_bytes`` of the sizes given),
+    each file put in place whole (written aside, fsynced, renamed) once full or at
+    ``close``. ``to_table(rows)`` makes an Arrow table of the buffered rows."""
+
+    def __init__(
+        self,
+        out_dir: Path,
+        schema: Any,
+        to_table: Callable[[list[Any]], Any],
+        *,
+        per_file: int,
+        per_group: int,
+        group_bytes: int | None = None,
+    ) -> None:
+        self.files: list[str] = []
+        self._out, self._schema, self._to_table = out_dir, schema, to_table
+        self._per_file, self._per_group, self._group_bytes = per_file, per_group, group_bytes
+        self._writer: Any = None
+        self._tmp = self._final = out_dir
+        self._rows: list[Any] = []
+        self._size = self._in_file = 0
+
+    def add(self, row: Any, size: int = 0) -> None:
+        if self._writer is None:
+            import pyarrow.parquet as pq  # type: ignore[import-untyped]
+
+            name = f"part-{len(self.files):05d}.parquet"
+            self._tmp, self._final = self._out / f".{name}.tmp", self._out / name
+            self._writer = pq.ParquetWriter(self._tmp, self._schema, compression="zstd")
+            self.files.append(name)
+            self._in_file = 0
+        self._rows.append(row)
+        self._size += size
+        self._in_file += 1
+        big = self._group_bytes is not None and self._size >= self._group_bytes
+        if len(self._rows) >= self._per_group or big:
+            self._flush()
+        if self._in_file >= self._per_file:
+            self.close()
+
+    def _flush(self) -> None:
+        if self._rows:
+            self._writer.write_table(self._to_table(self._rows))
+            self._rows.clear()
+        self._size = 0
+
+    def close(self) -> None:
+        """Write what is buffered and put the open file in place (then more may come)."""
+        if self._writer is not None:
+            self._flush()
+            self._writer.close()
+            self._writer = None
+            _fsync_replace(self._tmp, self._final)
+
+
 def _write_parquet(
     records: Iterator[dict[str, Any]], out_dir: Path, docs_per_file: int, row_group_docs: int
 ) -> tuple[list[str], int]:
     try:
         import pyarrow as pa
-        import pyarrow.parquet as pq  # type: ignore[import-untyped]
     except ImportError as exc:  # pragma: no cover - pyarrow is a dependency
         raise ExportError("Parquet export needs pyarrow: pip install pyarrow") from exc
     schema = arrow_schema()
-    files: list[str] = []
+    parts = ParquetParts(
+        out_dir,
+        schema,
+        lambda rows: pa.Table.from_pylist(rows, schema=schema),
+        per_file=docs_per_file,
+        per_group=row_group_docs,
+        group_bytes=_ROW_GROUP_BYTES,
+    )
     count = 0
-    writer: Any = None
-    tmp = final = out_dir
-    rows: list[dict[str, Any]] = []
-    size = in_file = 0
-
-    def flush() -> None:
-        nonlocal size
-        if rows:
-            writer.write_table(pa.Table.from_pylist(rows, schema=schema))
-            rows.clear()
-            size = 0
-
-    def close() -> None:
-        nonlocal writer
-        if writer is not None:
-            flush()
-            writer.close()
-            writer = None
-            _fsync_replace(tmp, final)
-
     for record in records:
-        if writer is None:
-            name = f"part-{len(files):05d}.parquet"
-            tmp, final = out_dir / f".{name}.tmp", out_dir / name
-            writer = pq.ParquetWriter(tmp, schema, compression="zstd")
-            files.append(name)
-            in_file = 0
         row, extra = normalize(record)
         row["extra"] = orjson.dumps(extra).decode() if extra else None
-        rows.append(row)
-        size += len(row["text"] or "") + len(row["title"] or "")
+        parts.add(row, len(row["text"] or "") + len(row["title"] or ""))
         count += 1
-        in_file += 1
-        if len(rows) >= row_group_docs or size >= _ROW_GROUP_BYTES:
-            flush()
-        if in_file >= docs_per_file:
-            close()
-    close()
-    return files, count
+    parts.close()
+    return parts.files, count
 
 
 def _write_jsonl(

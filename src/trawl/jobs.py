@@ -14,13 +14,17 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import orjson
 
 from trawl.models import Location
 
-__all__ = ["OutcomeKind", "ParseJob", "ParseOutcome", "TdmFileDecision"]
+__all__ = ["JobKind", "OutcomeKind", "ParseJob", "ParseOutcome", "TdmFileDecision"]
+
+# What a stored response is to the parse role: an HTML page, or a sitemap file (whose
+# URL and final URL are then the sitemap's frontier item and the file's address).
+JobKind = Literal["page", "sitemap"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,6 +53,13 @@ class ParseJob:
     previous_hash: str | None = None  # content hash of the last fetch of this URL
     revisit: float | None = None  # the revisit interval, for a page fetched before
     tdm_well_known: TdmFileDecision | None = None
+    cash: float = 0.0  # the page's OPIC cash, passed on to its links in equal shares
+    # The DOM rendered in headless Chromium (a WARC conversion record), parsed instead
+    # of the response's body; and what the render policy decided and why ("rendered:
+    # auto: empty mount point #root", "not rendered: 2,400 characters of text").
+    rendered: Location | None = None
+    render: str | None = None
+    kind: JobKind = "page"
 
     def dump(self) -> bytes:
         return orjson.dumps(
@@ -71,6 +82,14 @@ class ParseJob:
                     if self.tdm_well_known is None
                     else (self.tdm_well_known.reserved, self.tdm_well_known.policy)
                 ),
+                "cash": self.cash,
+                "rendered": (
+                    None
+                    if self.rendered is None
+                    else (self.rendered.file, self.rendered.offset, self.rendered.length)
+                ),
+                "render": self.render,
+                "kind": self.kind,
             }
         )
 
@@ -79,6 +98,7 @@ class ParseJob:
         """A job from ``dump`` (or from a queue written before jobs were typed)."""
         d: dict[str, Any] = orjson.loads(data)
         tdm = d.get("tdm_well_known")
+        dom = d.get("rendered")
         return cls(
             host=str(d["host"]),
             fp=int(d["fp"]),
@@ -94,6 +114,10 @@ class ParseJob:
             previous_hash=d.get("previous_hash"),
             revisit=None if d.get("revisit") is None else float(d["revisit"]),
             tdm_well_known=None if not tdm else TdmFileDecision(bool(tdm[0]), tdm[1]),
+            cash=float(d.get("cash") or 0.0),
+            rendered=None if not dom else Location(str(dom[0]), int(dom[1]), int(dom[2])),
+            render=d.get("render"),
+            kind="sitemap" if d.get("kind") == "sitemap" else "page",
         )
 
 

@@ -26,7 +26,13 @@ class UrlStatus(enum.IntEnum):
 
 @dataclass(frozen=True, slots=True)
 class NewUrl:
-    """A URL offered to the frontier (already in normal form)."""
+    """A URL offered to the frontier (already in normal form).
+
+    ``priority`` is its key, lower first (``trawl.ranking``). ``cash`` is the
+    importance it starts with if it is new; ``gain`` what a URL already known, and
+    still to be fetched, receives instead (an in-link found: its key improves by
+    ``ranking.raised_key``). Seeds and depth order offer no gain.
+    """
 
     url: str
     fp: int
@@ -35,6 +41,8 @@ class NewUrl:
     priority: int
     via: str | None = None  # the URL whose redirect led here
     hops: int = 0  # redirects followed to reach it
+    cash: float = 1.0
+    gain: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +61,7 @@ class Lease:
     etag: str | None = None
     last_modified: str | None = None
     revisit: float | None = None  # the revisit interval, for a page fetched before
+    cash: float = 0.0  # the URL's OPIC cash when taken, passed on to its links
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,6 +82,13 @@ class UrlRecord:
     etag: str | None
     last_modified: str | None
     revisit: float | None = None
+    cash: float = 0.0  # OPIC cash received and not passed on yet
+    history: float = 0.0  # cash passed on to its links so far
+
+    @property
+    def importance(self) -> float:
+        """All the cash the URL ever received (what its key's importance part says)."""
+        return self.cash + self.history
 
 
 @dataclass(frozen=True, slots=True)

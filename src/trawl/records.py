@@ -72,7 +72,10 @@ class Snapshot:
 @dataclass(frozen=True, slots=True)
 class CrawlSummary:
     # "done", "max pages", "max duration", "interrupted", "aborted", "disk full",
-    # "low disk space" (the last two: ``error`` says where; run again to resume)
+    # "low disk space" (the last two: ``error`` says where; run again to resume),
+    # "waiting for robots.txt" (only URLs of hosts whose robots.txt is unreachable were
+    # left for ``robots_patience`` seconds: ``robots_waiting`` says how many; they stay
+    # queued, and a resumed crawl tries again)
     stopped: str
     snapshot: Snapshot
     data_dir: str
@@ -81,3 +84,17 @@ class CrawlSummary:
     seed_errors: tuple[str, ...] = ()
     counters: dict[str, int] = field(default_factory=dict)
     error: str | None = None
+    # (URLs, hosts) that were left only waiting for unreachable robots.txt files
+    robots_waiting: tuple[int, int] = (0, 0)
+
+    @property
+    def failed_by_reason(self) -> dict[str, int]:
+        """Failed URLs by the class of their reason (``http 404``, ``timeout``,
+        ``redirect loop``...), most first: the ``failed:<kind>`` counters."""
+        return by_prefix(self.counters, "failed:")
+
+
+def by_prefix(counters: Mapping[str, int], prefix: str) -> dict[str, int]:
+    """Counters under ``prefix`` (``error:``, ``failed:``...) without it, most first."""
+    found = {k[len(prefix) :]: v for k, v in counters.items() if k.startswith(prefix) and v}
+    return dict(sorted(found.items(), key=lambda kv: (-kv[1], kv[0])))

@@ -10,7 +10,14 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["fix_escape", "glob_matches", "normalize_rule", "request_target", "split_pattern"]
+__all__ = [
+    "fix_escape",
+    "glob_matches",
+    "normalize_rule",
+    "pattern_octets",
+    "request_target",
+    "split_pattern",
+]
 
 # A percent-escape, or one byte outside the characters a URI may hold unescaped
 # (unreserved + reserved). In rules ``*`` and ``$`` keep their special meaning.
@@ -80,6 +87,16 @@ def split_pattern(pattern: str) -> tuple[list[str], bool]:
     anchored = pattern.endswith("$")
     body = pattern[:-1] if anchored else pattern
     return body.replace("$", "%24").split("*"), anchored
+
+
+def pattern_octets(pattern: str) -> int:
+    """A rule's specificity: the octets of its normal form as matched (RFC 9309 2.2.2).
+
+    A ``$`` inside the pattern is a literal, a reserved character compared percent-encoded,
+    so it counts as the three octets of ``%24`` (``/$a`` and ``/%24a`` are one path, equally
+    specific); ``*`` and a final ``$`` count one each, as Google counts.
+    """
+    return len(pattern) + 2 * pattern.count("$", 0, len(pattern) - 1)
 
 
 def glob_matches(pattern: str, target: str) -> bool:

@@ -11,8 +11,10 @@ from collections import deque
 from pathlib import Path
 from typing import Any
 
+from trawl.dedup.urlrules import RuleState, UrlRule
 from trawl.errors import StorageError
 from trawl.models import UrlStatus
+from trawl.parse.stage import iso_time
 from trawl.storage.base import CrawlReader
 from trawl.storage.open import open_reader
 from trawl.storage.place import CrawlPlace
@@ -37,6 +39,7 @@ def read_stats(data_dir: Where) -> dict[str, Any]:
     reader = _open(data_dir)
     try:
         s = reader.stats()
+        rules = reader.url_rules()
     finally:
         reader.close()
     statuses = {status.label: s.urls.get(status, 0) for status in UrlStatus}
@@ -48,13 +51,54 @@ def read_stats(data_dir: Where) -> dict[str, Any]:
         "parse backlog": s.parse_backlog,
         "hosts": s.hosts,
         "hosts with queued urls": s.hosts_with_queued,
+        "failed by reason": {k[7:]: v for k, v in counters.items() if k.startswith("failed:")},
         "dropped links": {k[8:]: v for k, v in counters.items() if k.startswith("dropped:")},
         "errors": {k[6:]: v for k, v in counters.items() if k.startswith("error:")},
         "http statuses": {k[7:]: v for k, v in counters.items() if k.startswith("status:")},
+        "url equivalences": equivalence_summary(rules, counters),
         "counters": {
-            k: v for k, v in counters.items() if not k.startswith(("dropped:", "error:", "status:"))
+            k: v
+            for k, v in counters.items()
+            if not k.startswith(("failed:", "dropped:", "error:", "status:"))
         },
     }
+
+
+def equivalence_summary(rules: list[UrlRule], counters: dict[str, int]) -> dict[str, int]:
+    """How many learned rules there are in each state, on how many hosts, and how many
+    URLs they respelled (at admission) or skipped (queued before the rule)."""
+    by_state = {state: 0 for state in RuleState}
+    for rule in rules:
+        by_state[rule.state] += 1
+    return {
+        "hosts with rules applied": len({r.host for r in rules if r.state is RuleState.ACTIVE}),
+        "rules applied": by_state[RuleState.ACTIVE],
+        "rules learning": by_state[RuleState.CANDIDATE],
+        "rules refuted": by_state[RuleState.REFUTED],
+        "urls respelled": counters.get("equivalence:rewritten", 0),
+        "urls skipped": counters.get("equivalence:skipped", 0),
+        "urls given back": counters.get("equivalence:restored", 0),
+    }
+
+
+def rule_view(rule: UrlRule) -> dict[str, Any]:
+    """A learned rule as the API and ``trawl stats --host`` show it."""
+    return {
+        "rule": rule.key,
+        "state": rule.state.label,
+        "pages": len(rule.pages),
+        "values": len(rule.values),
+        "rewrites": rule.rewrites,
+        "prefer": rule.prefer if rule.key == "slash" else None,
+        "reason": rule.reason or None,
+        "since": iso_time(rule.changed_at) if rule.changed_at else None,
+    }
+
+
+def rule_views(rules: list[UrlRule]) -> list[dict[str, Any]]:
+    """Rules as ``rule_view`` shows them: applied first, then learning, then refuted."""
+    order = {RuleState.ACTIVE: 0, RuleState.CANDIDATE: 1, RuleState.REFUTED: 2}
+    return [rule_view(r) for r in sorted(rules, key=lambda r: (order[r.state], r.key))]
 
 
 def url_states(data_dir: Where, *, status: str | None = None) -> dict[str, tuple[str, str | None]]:

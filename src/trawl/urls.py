@@ -27,7 +27,8 @@ normal form:
 - the userinfo is kept (an empty one, ``http://@a/``, is dropped as WHATWG does);
 - the query keeps its order, its empty parameters and a bare ``?``; known tracking
   parameters (:data:`TRACKING_PARAMS`, :data:`TRACKING_PARAM_PREFIXES`) are removed
-  only on request, splitting the query on ``&`` only;
+  on request (``strip_tracking=True``: what the crawler asks for unless a crawl keeps
+  them), splitting the query on ``&`` only;
 - the fragment is dropped; runs of slashes in the path are kept.
 
 Hosts: IDNs go through UTS 46 non-transitional processing as WHATWG specifies it
@@ -60,32 +61,50 @@ __all__ = [
     "host_key",
     "join",
     "normalize",
+    "without_tracking",
 ]
 
-#: Query parameter names removed when ``strip_tracking=True`` (compared case-insensitively
-#: after percent-normalisation). Click identifiers and campaign tags of the common ad,
-#: analytics and mail platforms; generic names such as ``ref`` or ``source`` are left
-#: alone because sites use them for content.
+#: Query parameter names the crawler drops from every URL before the seen check (unless
+#: a crawl keeps them: ``strip_tracking=False``, ``--keep-tracking``), compared
+#: case-insensitively after percent-normalisation. Click identifiers and campaign tags
+#: of ad, analytics, affiliate and mail platforms, from the lists browsers and blockers
+#: strip (Firefox's query stripping, Brave's, ClearURLs). A name goes on this list only
+#: when no site uses it to choose what a page shows: generic names such as ``ref``,
+#: ``source``, ``campaign``, ``trk`` or ``si`` are left alone (a host's own
+#: session and referrer parameters are learned per host instead, see
+#: ``dedup/urlrules.py``).
 TRACKING_PARAMS: frozenset[str] = frozenset(
     {
-        # Google Ads / Analytics / Merchant Center
+        # Google Ads, Analytics, Merchant Center, Search Ads 360
         "gclid",
         "gclsrc",
         "dclid",
         "gbraid",
         "wbraid",
+        "gad_source",
+        "gad_campaignid",
+        "_ga",
         "_gl",
         "srsltid",
-        # Meta, Microsoft, Yandex, TikTok, X/Twitter, LinkedIn, Instagram
+        # Meta (Facebook, Instagram)
         "fbclid",
+        "fb_action_ids",
+        "fb_action_types",
+        "igshid",
+        "igsh",
+        # Microsoft, Yandex, TikTok, X/Twitter, LinkedIn, Snapchat, Pinterest, Reddit
         "msclkid",
         "yclid",
         "ysclid",
+        "_openstat",
         "ttclid",
         "twclid",
         "li_fat_id",
-        "igshid",
-        # Mailchimp, HubSpot, Marketo, Openstat, Olytics, Vero, Adobe
+        "sccid",
+        "epik",
+        "rdt_cid",
+        # Mailchimp, HubSpot, Marketo, Klaviyo, ConvertKit, MailerLite, Drip, Bronto,
+        # Olytics (Omeda), Vero, Iterable, Wicked Reports, beehiiv
         "mc_cid",
         "mc_eid",
         "_hsenc",
@@ -95,16 +114,50 @@ TRACKING_PARAMS: frozenset[str] = frozenset(
         "__hsfp",
         "hsctatracking",
         "mkt_tok",
-        "_openstat",
+        "_kx",
+        "ck_subscriber_id",
+        "ml_subscriber",
+        "ml_subscriber_hash",
+        "__s",
+        "_bta_tid",
+        "_bta_c",
         "oly_anon_id",
         "oly_enc_id",
         "vero_id",
         "vero_conv",
+        "wickedid",
+        "_bhlid",
+        # Adobe Analytics, Webtrends, Matomo/Piwik campaigns, Branch
         "s_cid",
+        "s_kwcid",
+        "ef_id",
+        "wt.mc_id",
+        "wt_mc_id",
+        "pk_campaign",
+        "pk_kwd",
+        "pk_keyword",
+        "pk_source",
+        "pk_medium",
+        "pk_content",
+        "pk_cid",
+        "_branch_match_id",
+        "_branch_referrer",
+        # Affiliate networks: Rakuten, Impact, CJ, Awin, Partnerize
+        "rb_clickid",
+        "ranmid",
+        "raneaid",
+        "ransiteid",
+        "irclickid",
+        "irgwc",
+        "cjevent",
+        "cjdata",
+        "awc",
+        "clickref",
     }
 )
-#: Name prefixes removed when ``strip_tracking=True``: the whole ``utm_*`` family.
-TRACKING_PARAM_PREFIXES: tuple[str, ...] = ("utm_",)
+#: Name prefixes dropped with them: the ``utm_*`` family (Google Analytics and every
+#: tool that copied it), Matomo's ``mtm_*`` and HubSpot ads' ``hsa_*``.
+TRACKING_PARAM_PREFIXES: tuple[str, ...] = ("utm_", "mtm_", "hsa_")
 
 _HEX = "0123456789ABCDEFabcdef"
 _HEX_DIGITS = frozenset(_HEX)
@@ -338,6 +391,16 @@ def _fix_percent_with_stray(text: str) -> str:
         out.append(_REPLACE.get(char, char) if char in _FORBIDDEN else char)
         i += 1
     return "".join(out)
+
+
+def without_tracking(url: str) -> str:
+    """``url`` (already in normal form) without its tracking parameters.
+
+    The same as ``normalize(url, strip_tracking=True)`` for a normal-form URL, without
+    parsing it again: admission applies it to URLs that were normalised keeping them
+    (a redirect target, a URL queued by an older version).
+    """
+    return _strip_tracking(url) if "?" in url else url
 
 
 def _strip_tracking(href: str) -> str:

@@ -66,8 +66,11 @@ class FakeSearcher(Searcher):
     def _vocab(self) -> set[str]:
         return {w for d in self.docs for w in re.findall(r"[a-z0-9]+", (d.title + d.text).lower())}
 
-    def search(self, query: str, *, page: int = 1, size: int = 10) -> SearchResults:
+    def search(
+        self, query: str, *, page: int = 1, size: int = 10, crawl: str | None = None
+    ) -> SearchResults:
         self.calls += 1
+        self.crawl = crawl
         started = time.perf_counter()
         if query.count('"') % 2:
             raise QueryError("unbalanced quote")
@@ -91,6 +94,9 @@ class FakeSearcher(Searcher):
 
     def reload(self) -> None:
         self.reloads += 1
+
+    def crawls(self) -> list[str]:
+        return []
 
     def close(self) -> None:
         self.closed = True

@@ -31,7 +31,7 @@ async def test_search_returns_results(client: Client) -> None:
     assert body["took_ms"] >= 0
     assert "corrected" not in body
     hit = body["results"][0]
-    assert set(hit) == {"title", "snippet", "link", "host", "fetched_at"}
+    assert set(hit) == {"title", "snippet", "link", "host", "crawl", "fetched_at"}
     assert "<mark>python</mark>" in hit["snippet"]
     assert "<script>" not in hit["snippet"]
     assert hit["host"] == "site0.test"

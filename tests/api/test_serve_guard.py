@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import os
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -14,7 +15,14 @@ from aiohttp.test_utils import TestClient
 from tests.api.conftest import serving
 from tests.api.fakes import fake_index
 from trawl.api.app import create_app
-from trawl.api.guard import Guard, HostAllowlist, host_name, is_loopback_bind, token_matches
+from trawl.api.guard import (
+    Guard,
+    HostAllowlist,
+    host_name,
+    is_loopback_bind,
+    load_token,
+    token_matches,
+)
 
 Client = TestClient[web.Request, web.Application]
 TOKEN = "guard-control-token-0123456789"
@@ -254,3 +262,22 @@ def test_token_matching() -> None:
     assert token_matches(_basic(READ)["Authorization"], tokens, basic=True)
     assert not token_matches("Basic !!!", tokens, basic=True)
     assert not token_matches(f"Token {READ}", tokens, basic=True)
+
+
+def test_two_servers_starting_at_once_share_one_token(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "service-token"
+    link = os.link
+
+    def racing(src: str | Path, dst: str | Path) -> None:
+        path.write_text("theirs\n")  # the other server put its token in place first
+        link(src, dst)
+
+    monkeypatch.setattr(os, "link", racing)
+    assert load_token(path, None) == ("theirs", False)
+    assert list(tmp_path.iterdir()) == [path]  # nothing left aside
+    monkeypatch.undo()
+    path.unlink()
+    token, new = load_token(path, None)
+    assert new and path.read_text() == token + "\n" and path.stat().st_mode & 0o777 == 0o600

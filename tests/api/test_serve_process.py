@@ -50,11 +50,26 @@ def test_stops_cleanly_on_a_signal(tmp_path: Path, sig: signal.Signals) -> None:
         assert "stopped" in proc.stdout.read()
 
 
-def test_missing_data_directory(tmp_path: Path) -> None:
-    cmd = [sys.executable, "-m", "trawl", "serve", "--data", str(tmp_path / "nope"), "--port", "0"]
+def test_a_missing_data_directory_is_made_private(tmp_path: Path) -> None:
+    data = tmp_path / "new" / "data"
+    lines: list[str] = []
+    with trawl_serve(data, lines=lines) as (url, _proc):
+        assert data.is_dir() and data.stat().st_mode & 0o777 == 0o700
+        assert any("made the data directory" in line for line in lines)
+        status, _, body = _get(url + "healthz")
+        assert status == 200
+        assert json.loads(body) | {"pid": 0} == {
+            "status": "ok",
+            "pid": 0,
+            "search": "no index yet",
+            "role": "manager",
+            "crawls": 0,
+        }
+    blocked = tmp_path / "file"
+    blocked.write_text("not a directory")
+    cmd = [sys.executable, "-m", "trawl", "serve", "--data", str(blocked / "d"), "--port", "0"]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=30, check=False)
-    assert done.returncode == 2
-    assert "no data directory" in done.stderr
+    assert done.returncode == 2 and "cannot make the data directory" in done.stderr
 
 
 def test_port_in_use(tmp_path: Path) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 
 import pytest
@@ -79,6 +80,28 @@ def test_what_was_not_committed_is_cut_on_reopen(blobs: BlobStore) -> None:
     assert redo == Location(TEXT_LOG.segment(1), 4, 4)
     again.close()
     w.close()  # the dead writer's handle (it has nothing unsynced)
+
+
+def test_flush_then_durable_in_another_thread_while_appending(blobs: BlobStore) -> None:
+    """``flush``: the position of what was appended, made durable by a function run in
+    another thread while the writer goes on (and rotates); a reopen at that position
+    keeps exactly what lay before it."""
+    w = blobs.open_writer(TEXT_LOG, committed=None, max_bytes=8)
+    kept = [w.append(b"one"), w.append(b"two")]
+    end, durable = w.flush()
+    assert end == w.position() == Position(1, 6)
+    later = [w.append(b"three"), w.append(b"four")]  # the second one rotates
+    worker = threading.Thread(target=durable)
+    worker.start()
+    worker.join()
+    assert [w.read(loc) for loc in kept + later] == [b"one", b"two", b"three", b"four"]
+    assert w.flush()[0] == w.position()
+    again = blobs.open_writer(TEXT_LOG, committed=end, max_bytes=8)
+    assert [blobs.read(TEXT_LOG, loc) for loc in kept] == [b"one", b"two"]
+    assert again.recovered_bytes == len(b"three") + len(b"four")
+    assert blobs.read_range(TEXT_LOG, TEXT_LOG.segment(1), 0, None) == b"onetwo"
+    again.close()
+    w.close()
 
 
 def test_reopen_without_a_commit_starts_empty(blobs: BlobStore) -> None:

@@ -206,6 +206,20 @@ def test_host_budget(backend: Backend) -> None:
     assert result.dropped == {"host budget": 3}
 
 
+def test_a_steered_host_budget_holds_for_urls_added_later(backend: Backend) -> None:
+    f = backend.frontier(max_per_host=2)
+    f.add([url("a.example", f"/{i}") for i in range(3)], now=T0)
+    f.set_max_per_host(4)
+    result = f.add([url("a.example", f"/{i}") for i in range(3, 6)], now=T0)
+    assert (len(result.added), result.dropped) == (2, {"host budget": 1})
+    f.demote_host("b.example", priority=1, budget=1, reason="trap")  # its own stays
+    f.set_max_per_host(None)
+    assert len(f.add([url("a.example", f"/{i}") for i in range(6, 9)], now=T0).added) == 3
+    assert f.add([url("b.example", f"/{i}") for i in range(2)], now=T0).dropped == {
+        "host budget": 1
+    }
+
+
 def test_demoted_host_goes_after_others_and_has_a_smaller_budget(backend: Backend) -> None:
     f = backend.frontier()
     f.add([url("dup.example", "/1"), url("good.example", "/1")], now=T0)
@@ -213,6 +227,43 @@ def test_demoted_host_goes_after_others_and_has_a_smaller_budget(backend: Backen
     first = f.take(T0)
     assert first is not None and first.host == "good.example"
     assert f.add([url("dup.example", "/2")], now=T0).dropped == {"host budget": 1}
+
+
+def test_configured_host_budget_replaces_the_default_and_priority_orders_hosts(
+    backend: Backend,
+) -> None:
+    f = backend.frontier(max_per_host=2)
+    f.configure_host("big.example", budget=4, priority=None)
+    f.configure_host("small.example", budget=1, priority=None)
+    f.configure_host("first.example", budget=None, priority=-5)
+    f.configure_host("last.example", budget=None, priority=7)
+    batch = [url(h, f"/{i}") for h in ("big.example", "small.example") for i in range(5)]
+    result = f.add(batch + [url("plain.example", f"/{i}") for i in range(3)], now=T0)
+    counts: dict[str, int] = {}
+    for u in result.added:
+        counts[u.host] = counts.get(u.host, 0) + 1
+    assert counts == {"big.example": 4, "small.example": 1, "plain.example": 2}
+    assert result.dropped == {"host budget": 1 + 4 + 1}
+    f.add([url("last.example", "/1"), url("first.example", "/1")], now=T0)
+    order = []
+    while (lease := f.take(T0)) is not None:
+        order.append(lease.host)
+    assert order[0] == "first.example"
+    assert order[-1] == "last.example"
+    info = f.host_info("first.example")
+    assert info is not None and info.priority == -5
+
+
+def test_a_demotion_outlasts_the_configured_host(backend: Backend) -> None:
+    f = backend.frontier()
+    f.configure_host("a.example", budget=10, priority=-1)
+    f.demote_host("a.example", priority=10, budget=2, reason="trap")
+    f.configure_host("a.example", budget=50, priority=-3)  # a resumed crawl's overrides
+    backend.restart(crash=False)
+    f = backend.frontier()
+    info = f.host_info("a.example")
+    assert info is not None
+    assert (info.priority, info.budget, info.demoted_reason) == (10, 2, "trap")
 
 
 def test_set_status_after_fetch(backend: Backend) -> None:
@@ -270,6 +321,29 @@ def test_revisit_brings_a_page_back_with_its_validators(backend: Backend) -> Non
     assert again.url == lease.url
     assert (again.etag, again.last_modified, again.revisit) == ('"e1"', "Mon", 3600)
     assert again.attempts == 0
+
+
+def test_a_waiting_revisit_is_brought_forward_never_back(backend: Backend) -> None:
+    f = backend.frontier()
+    f.add([url("a.example", "/news", priority=0), url("a.example", "/flaky")], now=T0)
+    news = f.take(T0)
+    assert news is not None and news.url.endswith("/news")
+    f.finish(news, UrlStatus.PARSED, host_ready_at=T0)
+    f.revisit(news.host, news.fp, due=T0 + 3600, interval=3600)
+    f.revisit(news.host, news.fp, due=T0 + 9000, interval=9000)  # later: no change
+    f.revisit(news.host, news.fp, due=T0 + 60, interval=10)  # sooner: brought forward
+    flaky = f.take(T0)
+    assert flaky is not None
+    f.retry(flaky, due=T0 + 500, host_ready_at=T0, reason="http 503")
+    f.revisit(flaky.host, flaky.fp, due=T0 + 1, interval=10)  # a back-off is no revisit
+    backend.commit()
+    assert f.next_wake_due() == T0 + 60
+    assert f.wake_due(T0 + 60) == 1
+    again = f.take(T0 + 60)
+    assert again is not None
+    assert (again.url, again.revisit) == (news.url, 3600)
+    assert f.wake_due(T0 + 499) == 0
+    assert f.counts()[UrlStatus.WAITING] == 1
 
 
 def test_host_info_and_hosts_waiting(backend: Backend) -> None:
@@ -390,3 +464,50 @@ def test_reasons_are_stored_as_one_bounded_line(backend: Backend) -> None:
     assert reasons[3] == "loop again"
     for reason in reasons:
         assert reason.isprintable()
+
+
+def test_a_held_host_has_no_other_request_until_released(backend: Backend) -> None:
+    """A browser's request to another host takes that host's turn like a fetch would."""
+    f = backend.frontier()
+    f.add([url("a.example", "/1")], now=T0)
+    assert f.hold_host("a.example", T0, until=T0 + 60) is None
+    assert f.take(T0) is None  # its URL waits: the host is busy
+    again = f.hold_host("a.example", T0, until=T0 + 60)
+    assert again is not None and T0 < again <= T0 + 60
+    f.release_host("a.example", host_ready_at=T0 + 2.0)
+    assert f.take(T0 + 1.0) is None
+    assert f.hold_host("a.example", T0 + 1.0, until=T0 + 60) == T0 + 2.0
+    lease = f.take(T0 + 2.0)
+    assert lease is not None and lease.url == "https://a.example/1"
+    # While a URL of the host is out, nobody holds it.
+    assert f.hold_host("a.example", T0 + 2.0, until=T0 + 60) is not None
+    f.finish(lease, UrlStatus.FETCHED, host_ready_at=T0 + 3.0)
+    assert f.hold_host("a.example", T0 + 3.0, until=T0 + 60) is None
+    f.release_host("a.example", host_ready_at=T0 + 4.0)
+    assert f.counts()[UrlStatus.FETCHED] == 1
+
+
+def test_a_host_unknown_to_the_frontier_can_be_held(backend: Backend) -> None:
+    f = backend.frontier()
+    assert f.hold_host("cdn.example", T0, until=T0 + 60) is None
+    f.release_host("cdn.example", host_ready_at=T0 + 5.0)
+    assert f.hold_host("cdn.example", T0 + 1.0, until=T0 + 60) == T0 + 5.0
+    assert f.next_wake(T0) is None  # nothing queued there: no work appears
+    f.add([url("cdn.example", "/lib.js")], now=T0 + 1.0)
+    assert f.take(T0 + 1.0) is None  # its pace is kept for the crawl's own URLs too
+    lease = f.take(T0 + 5.0)
+    assert lease is not None
+
+
+def test_a_hold_never_released_ends_with_a_crash(backend: Backend) -> None:
+    f = backend.frontier()
+    f.add([url("a.example", "/1")], now=T0)
+    backend.commit()
+    assert f.hold_host("a.example", T0, until=T0 + 30) is None
+    f = backend.restart(crash=True).frontier
+    if backend.shared_frontier:  # Redis: another worker's view, after the hold expires
+        f.reclaim_expired(T0 + 31)
+        lease = f.take(T0 + 31)
+    else:
+        lease = f.take(T0)
+    assert lease is not None and lease.url == "https://a.example/1"

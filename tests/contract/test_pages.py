@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from tests.contract.conftest import Backend
@@ -108,6 +110,22 @@ def test_set_fetch_outcome(backend: Backend) -> None:
     assert (found.content_hash, found.outcome) == ("h001", "stored")
     assert found.status == 200 and found.warc == fetch(1).warc
     assert pages.fetch_of("a.example", 9) is None
+
+
+def test_an_outcome_on_a_committed_fetch_waits_for_the_commit(backend: Backend) -> None:
+    backend.store().pages.record_fetch(fetch(1))
+    backend.commit()
+    pages = backend.store().pages
+    pages.set_fetch_outcome("a.example", 1, content_hash="h001", outcome="stored \u00e9")
+    found = pages.fetch_of("a.example", 1)
+    assert found is not None and (found.content_hash, found.outcome) == ("h001", "stored \u00e9")
+    pages = backend.restart(crash=True).pages  # not committed: not kept
+    found = pages.fetch_of("a.example", 1)
+    assert found is not None and (found.content_hash, found.outcome) == (None, None)
+    pages.set_fetch_outcome("a.example", 1, content_hash="h001", outcome="stored \u00e9")
+    backend.commit()
+    found = backend.restart(crash=True).pages.fetch_of("a.example", 1)
+    assert found == replace(fetch(1), content_hash="h001", outcome="stored \u00e9")
 
 
 def test_pages_and_fetches_survive_commit_and_restart(backend: Backend) -> None:

@@ -14,6 +14,7 @@ from tests.contract.test_pages import fetch, page
 from tests.contract.test_parse_queue import job
 from tests.contract.test_small_stores import GOOD
 from trawl.dedup.minhash import MinHasher
+from trawl.dedup.urlrules import UrlRule
 from trawl.errors import DataDirInUseError
 from trawl.models import Position, UrlStatus
 from trawl.storage.base import CrawlStore
@@ -33,6 +34,7 @@ def write_everything(store: CrawlStore) -> None:
     store.origin_files.save("k", "o", status=200, body=b"x", fetched_at=1.0, expires_at=2.0)
     assert SIGNATURE is not None
     store.near_index(MinHasher()).add(SIGNATURE, "d1", "d1")
+    store.url_rules.save(UrlRule("a.example", "slash"))
 
 
 def visible(store: CrawlStore) -> dict[str, object]:
@@ -48,6 +50,7 @@ def visible(store: CrawlStore) -> dict[str, object]:
         "robots": store.robots.load("a.example") is not None,
         "origin file": store.origin_files.load("k", "o") is not None,
         "near": store.near_index(MinHasher()).count() == 1,
+        "url rules": store.url_rules.rules("a.example") != [],
     }
 
 

@@ -59,8 +59,14 @@ async def test_crawl_limits_resume_and_stats(tmp_path: Path) -> None:
             "0.1",
         )
         assert rc == 0, err
-        assert "crawl max pages" in err
-        assert "known" in err and "pages/s" in err  # plain progress lines, not a terminal
+        # Not a terminal: every line on stderr is a JSON log record, like trawl serve's.
+        records = [orjson.loads(line) for line in err.splitlines()]
+        progress = [r for r in records if r["message"] == "progress"]
+        assert progress and {"known", "fetched", "pages_per_second"} <= set(progress[0])
+        end = records[-1]
+        assert end["message"] == "crawl max pages" and end["stopped"] == "max pages"
+        assert end["level"] == "info" and end["logger"] == "trawl.crawl"
+        assert end["fetched"] == 10 and "failed_by_reason" in end
         assert (data / "warc").is_dir()
         parsed = [u for u, (s, _r) in url_states(data).items() if s == "parsed"]
         assert len(parsed) == 10

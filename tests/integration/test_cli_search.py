@@ -73,6 +73,11 @@ def test_search_json_typo_and_paging(
     assert main(args) == 0
     second = orjson.loads(capsys.readouterr().out)
     assert {r["link"] for r in first["results"]}.isdisjoint(r["link"] for r in second["results"])
+    assert {r["crawl"] for r in first["results"]} == {"main"}  # the directory's own crawl
+    assert main(["search", f"site:{host}", "--data", str(data), "--crawl", "main"]) == 0
+    capsys.readouterr()
+    assert main(["search", f"site:{host}", "--data", str(data), "--crawl", "nope"]) == 2
+    assert "no crawl 'nope'" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("query", ['"open', "OR", "x" * 10_000, "a\x00 AND", "NOT x"])

@@ -26,10 +26,12 @@ _COMMANDS: dict[str, tuple[str, ...]] = {
     "help check-address": ("check-address", "--help"),
     "normalize": ("normalize", "HTTPS://Books.Example:443/a/./b/../%7ec?utm_source=x#top"),
     "normalize strip": ("normalize", "--strip-tracking", "https://books.example/a?utm_source=x"),
+    "normalize keep": ("normalize", "--keep-tracking", "https://books.example/a?utm_source=x"),
     "normalize dash": ("normalize", "--", "https://b.example/-"),
     "normalize bad": ("normalize", "mailto:x@y.example"),
     "join": ("join", "https://books.example/a/b/c", "../d?utm_source=x&q=1#f"),
     "join strip": ("join", "--strip-tracking", "https://books.example/a/b/c", "../d?utm_source=x"),
+    "join keep": ("join", "--keep-tracking", "https://books.example/a/b/c", "../d?utm_source=x"),
     "join bad": ("join", "https://books.example/", "javascript:void(0)"),
     "join missing": ("join", "https://books.example/"),
     "no subcommand": (),
@@ -84,15 +86,26 @@ def test_normalize(cli: Runs) -> None:
     result = cli["normalize"]
     assert (result.returncode, result.stdout, result.stderr) == (
         0,
-        "https://books.example/a/~c?utm_source=x\n",
+        "https://books.example/a/~c\n",
         "",
     )
     assert (cli["normalize strip"].returncode, cli["normalize strip"].stdout) == (
         0,
         "https://books.example/a\n",
     )
+    assert (cli["normalize keep"].returncode, cli["normalize keep"].stdout) == (
+        0,
+        "https://books.example/a?utm_source=x\n",
+    )
     # a URL that starts with "-" is still a URL after "--"
     assert cli["normalize dash"].stdout == "https://b.example/-\n"
+
+
+def test_normalize_help_lists_the_tracking_parameters(cli: Runs) -> None:
+    text = cli["help normalize"].stdout
+    assert "--keep-tracking" in text
+    for name in ("utm_*", "gclid", "fbclid", "msclkid", "_hsenc", "wickedid", "srsltid"):
+        assert name in text
 
 
 def test_normalize_bad_input(cli: Runs) -> None:
@@ -114,11 +127,12 @@ def test_normalize_bad_input_messages(
 
 def test_join(cli: Runs) -> None:
     result = cli["join"]
-    assert (result.returncode, result.stdout) == (0, "https://books.example/a/d?utm_source=x&q=1\n")
+    assert (result.returncode, result.stdout) == (0, "https://books.example/a/d?q=1\n")
     assert (cli["join strip"].returncode, cli["join strip"].stdout) == (
         0,
         "https://books.example/a/d\n",
     )
+    assert cli["join keep"].stdout == "https://books.example/a/d?utm_source=x\n"
     _assert_clean_error(cli["join bad"], "unsupported scheme")
 
 

@@ -22,7 +22,7 @@ from trawl.crawl import Crawl
 from trawl.models import UrlStatus
 from trawl.roles import Role
 from trawl.storage.base import CrawlReader
-from trawl.storage.blobs import TEXT_LOG, WARC_LOG, BlobStore
+from trawl.storage.blobs import LINK_LOG, TEXT_LOG, WARC_LOG, BlobStore
 from trawl.storage.local.blobs import LocalBlobStore
 from trawl.storage.memory import MemoryBlobStore, MemoryCrawlStore
 from trawl.storage.open import open_reader
@@ -132,7 +132,7 @@ def test_fetch_and_parse_roles_at_once_over_one_store(tmp_path: Path) -> None:
         # Each role writes only its own logs: WARC for the fetcher, text and events
         # for the parser.
         assert fetcher.logs.names == {WARC_LOG.name}
-        assert parser.logs.names == {TEXT_LOG.name, "events"}
+        assert parser.logs.names == {TEXT_LOG.name, "events", LINK_LOG.name}
         assert parser.fetching is None and fetcher.parsing is None
         try:
             done = await asyncio.wait_for(asyncio.gather(fetcher.run(), parser.run()), 60)
@@ -143,7 +143,7 @@ def test_fetch_and_parse_roles_at_once_over_one_store(tmp_path: Path) -> None:
 
     assert asyncio.run(go()) == ("done", "done")
     assert _outcome(store.reader(), blobs) == _combined(tmp_path)
-    assert set(store.committed_logs()) == {"warc@f1", "text@p1", "events@p1"}
+    assert set(store.committed_logs()) == {"warc@f1", "text@p1", "events@p1", "links@p1"}
     assert {p.warc.file for p in store.reader().pages()} == {"trawl-f1-00001.warc.gz"}
     states = {u: s for u, s, _r in store.reader().url_states()}
     assert states["https://one.example/private/x"] is UrlStatus.SKIPPED

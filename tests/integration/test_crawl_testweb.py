@@ -16,10 +16,12 @@ from pathlib import Path
 
 import orjson
 import pytest
+from warcio.archiveiterator import ArchiveIterator
 
 from tests.integration.crawlkit import DELAY, web_config
 from tests.testweb import ExpectedCrawl, TestWeb
 from trawl.crawl import Crawl
+from trawl.fetch.robots_wait import ROBOTS_STOP
 from trawl.records import CrawlSummary
 from trawl.stats import url_states
 from trawl.storage.place import CrawlPlace
@@ -78,14 +80,23 @@ def _not_traps(urls: frozenset[str] | set[str]) -> set[str]:
 
 
 def test_crawl_ends_with_nothing_left(crawled: Result) -> None:
+    # Nothing but robots-500.test's home page, which waits for its robots.txt: the
+    # crawl ends after its patience, the URL left queued for a resume.
     s = crawled.summary
-    assert s.stopped == "done"
-    assert s.snapshot.queued == s.snapshot.in_flight == s.snapshot.waiting == 0
+    assert s.stopped == ROBOTS_STOP
+    assert s.robots_waiting == (1, 1)
+    assert s.snapshot.queued == 1
+    assert s.snapshot.in_flight == s.snapshot.waiting == 0
     assert s.snapshot.parse_backlog == 0
 
 
+def _pages(states: dict[str, tuple[str, str | None]]) -> set[str]:
+    """URLs of pages (a sitemap file's frontier item carries a fragment)."""
+    return {u for u in states if "#sitemap" not in u}
+
+
 def test_every_expected_url_is_reached_and_nothing_else(crawled: Result) -> None:
-    known = set(crawled.states)
+    known = _pages(crawled.states)
     expected = _not_traps(crawled.expected.requested)
     # The oracle follows links of duplicate pages; a crawl must not (their links are
     # the first copy's). Pages linked only from duplicates: the mirror's other article
@@ -98,7 +109,73 @@ def test_every_expected_url_is_reached_and_nothing_else(crawled: Result) -> None
     extra = _not_traps(known) - expected - crawled.expected.unmodeled
     assert extra <= set(crawled.expected.never_requested)
     for url in extra:
-        assert crawled.states[url][0] in ("skipped", "failed"), url
+        left = "queued" if "//robots-500.test:" in url else "never"  # waits for robots.txt
+        assert crawled.states[url][0] in ("skipped", "failed", left), url
+
+
+def test_every_sitemap_file_ends_as_the_oracle_says(crawled: Result) -> None:
+    expected = {k: v for k, v in crawled.expected.sitemaps.items() if f"//{TRAPS}:" not in k}
+    known = {u: v for u, v in crawled.states.items() if "#sitemap" in u and f"//{TRAPS}:" not in u}
+    assert set(known) == set(expected)
+    for item, (status, reason) in expected.items():
+        got_status, got_reason = known[item]
+        assert (got_status, (got_reason or "")[: len(reason)]) == (status, reason), item
+
+
+def test_every_sitemap_only_page_is_fetched(crawled: Result) -> None:
+    hidden = crawled.expected.sitemap_only
+    assert len(hidden) >= 13  # sitemaps.test's HIDDEN and the CDN's own page
+    for url in hidden:
+        assert crawled.states[url] == ("parsed", "stored"), url
+        assert crawled.web.log.count(*_host_path(url)) == 1, url
+    # Fresher first: one file's URLs, queued together, fetched in lastmod order.
+    order = [
+        rec.target
+        for rec in crawled.web.log.requests_for("sitemaps.test")
+        if rec.target.startswith("/hidden/gz/")
+    ]
+    assert order == ["/hidden/gz/fresh", "/hidden/gz/unknown", "/hidden/gz/old"]
+
+
+def _host_path(url: str) -> tuple[str, str]:
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    return parts.hostname or "", parts.path
+
+
+def test_every_hostile_sitemap_is_recorded_with_its_reason(crawled: Result) -> None:
+    def item(path: str, host: str = "sitemaps.test") -> tuple[str, str | None]:
+        origin = crawled.url("sitemaps.test", "/")[:-1]
+        return crawled.states[crawled.url(host, path) + f"#sitemap={origin}"]
+
+    assert item("/maps/hostile/dtd.xml") == ("failed", "sitemap not read: DTD not allowed")
+    assert item("/maps/hostile/namespace.xml") == (
+        "failed",
+        "sitemap not read: wrong namespace 'http://www.sitemaps.org/schemas/sitemap/9.9'",
+    )
+    assert "; malformed XML at line" in (item("/maps/hostile/malformed.xml")[1] or "")
+    assert (item("/maps/hostile/bomb.xml.gz")[1] or "").endswith(
+        "over 50 MiB decoded: the rest not read"
+    )
+    many = item("/maps/hostile/many.txt")[1] or ""
+    assert many.startswith("sitemap text: 50,000 URLs, 0 new, 0 known; refused 50,000 foreign")
+    assert many.endswith("more than 50,000 URLs: the rest not read")
+    index = item("/maps/index.xml")[1] or ""
+    assert index.startswith("sitemap index: 13 sitemaps, 11 queued, 0 known")
+    assert "1 foreign sitemap" in index and "1 self reference" in index
+    assert item("/maps/loop.xml") == ("parsed", "sitemap index: 1 sitemaps, 0 queued, 1 known")
+    assert item("/private/sitemap.xml") == ("skipped", "robots")
+    assert crawled.requested("sitemaps.test", "/private/sitemap.xml") == 0
+    cdn = crawled.states[crawled.url("cdn.sitemaps.test", "/sitemap.xml") + "#sitemap"]
+    assert cdn == ("parsed", "sitemap urlset: 1 URLs, 0 new, 0 known; refused 1 foreign host")
+    counters = crawled.summary.counters
+    for problem in ("DTD not allowed", "wrong namespace", "malformed XML", "more than 50,000 URLs"):
+        assert counters[f"sitemap:problem:{problem}"] == 1, problem
+    # Every sitemap response is in the WARC, under the file's own URL.
+    warc = _warc_bodies(crawled.data)
+    assert crawled.url("sitemaps.test", "/maps/pages.xml.gz") in warc
+    assert crawled.url("sitemaps.test", "/maps/hostile/dtd.xml") in warc
 
 
 def test_never_requested_urls_were_never_requested(crawled: Result) -> None:
@@ -132,8 +209,8 @@ def test_robots_variants(crawled: Result) -> None:
     assert r.state("robots-agents.test", "/not-for-trawl/1") == ("skipped", "robots")
     assert r.state("robots-agents.test", "/members/public/1")[0] == "parsed"
     assert r.state("robots-404.test", "/private/1")[0] == "parsed"
-    # 5xx robots.txt: nothing else fetched from that host, ever.
-    assert r.state("robots-500.test", "/") == ("failed", "robots.txt unreachable")
+    # 5xx robots.txt: nothing else fetched from that host, ever; its URL waits queued.
+    assert r.state("robots-500.test", "/")[0] == "queued"
     assert {rec.target for rec in r.web.log.requests_for("robots-500.test")} == {"/robots.txt"}
     # 503 then 200: waited, then crawled by the rules that came.
     assert r.state("robots-503.test", "/page/1")[0] == "parsed"
@@ -209,8 +286,45 @@ def test_bodies(crawled: Result) -> None:
     assert r.state("bodies.test", "/xhtml") == ("parsed", "stored")
     # Capped; what the cap kept is the HTML prefix and zeros: no document.
     assert r.state("bodies.test", "/gzip-bomb") == ("parsed", "binary content")
-    assert r.state("bodies.test", "/big")[0] == "parsed"
     assert r.state("bodies.test", "/malformed")[0] == "parsed"
+
+
+def test_oversized_bodies(crawled: Result) -> None:
+    """Content-Length over the cap: refused before the body is read, the WARC record
+    holding the headers only; a body cut at the cap (as received, or inflated): kept,
+    marked ``WARC-Truncated: length`` and ``truncated`` in its text record."""
+    r = crawled
+    cap = 2 * 1024 * 1024  # crawlkit's max_body_bytes
+    big = r.url("bodies.test", "/big")
+    assert r.state("bodies.test", "/big") == (
+        "skipped",
+        f"too large: Content-Length {3 * 1024 * 1024} over the body cap",
+    )
+    assert r.summary.counters["skipped:too large"] == 1
+    cut = {r.url("bodies.test", "/big-chunked"), r.url("bodies.test", "/gzip-long")}
+    assert r.expected.truncated == cut
+    for url in cut:
+        assert r.states[url] == ("parsed", "stored"), url
+    records = {str(rec["final_url"]): rec for rec in _records(r.data)}
+    for url in cut:
+        assert records[url]["truncated"] == "length"
+        assert len(str(records[url]["text"])) > cap // 2
+    assert {u for u, rec in records.items() if rec.get("truncated")} == cut
+    warc = {}
+    for f in sorted((r.data / "warc").glob("*.warc.gz")):
+        with f.open("rb") as stream:
+            for rec in ArchiveIterator(stream):
+                if rec.rec_type == "response":
+                    uri = rec.rec_headers.get_header("WARC-Target-URI")
+                    warc[uri] = (
+                        rec.rec_headers.get_header("WARC-Truncated"),
+                        rec.content_stream().read(),
+                    )
+    assert warc[big] == ("length", b"")  # the headers, no body
+    assert warc[r.url("bodies.test", "/big-chunked")][0] == "length"
+    assert len(warc[r.url("bodies.test", "/big-chunked")][1]) == cap
+    assert warc[r.url("bodies.test", "/gzip-long")][0] == "length"  # the inflated size
+    assert warc[r.url("bodies.test", "/xhtml")][0] is None
 
 
 def test_duplicates_canonical_and_robots_directives(crawled: Result) -> None:
@@ -300,7 +414,7 @@ def test_page_events_once_per_parsed_page(crawled: Result) -> None:
     events = list(read_events(open_blobs(crawled.data), committed=Position.load(committed)))
     ids = [e["id"] for e in events]
     assert ids == list(range(1, len(ids) + 1))
-    parsed = {u for u, (status, _r) in crawled.states.items() if status == "parsed"}
+    parsed = {u for u in _pages(crawled.states) if crawled.states[u][0] == "parsed"}
     parsed -= {u for u, (_s, r) in crawled.states.items() if r == "not modified"}
     assert {e["final_url"] for e in events} == parsed
     assert all(e["type"] == "page.new" for e in events)
@@ -308,6 +422,79 @@ def test_page_events_once_per_parsed_page(crawled: Result) -> None:
         read_events(open_blobs(crawled.data), committed=Position.load(committed), after=10)
     )
     assert [e["id"] for e in after] == ids[10:]
+
+
+# -- the link graph (issue 12) ------------------------------------------------------------
+
+# Outcomes whose pages' links the crawl takes (the others' links are another page's).
+_LINKS_TAKEN = ("stored", "noindex", "no text", "opted out:", "low quality:")
+
+
+def _model_links(crawled: Result, source: str) -> tuple[dict[str, str | None], set[str]] | None:
+    """What the web's model says ``source`` links to: followed target -> its first
+    anchor text (None: not known to the model), and the targets not followed; None
+    for a page the model does not describe link by link."""
+    from tests.testweb._model import normal_url
+    from trawl import urls
+    from trawl.errors import UrlError
+    from trawl.parse.page import _LINK_RELS
+
+    resource = crawled.web.resource(source)
+    if resource.serve is not None or not resource.modeled or len(resource.links) > 5000:
+        return None
+    page_nofollow = resource.directive_applies("nofollow", ("trawl",))
+    followed: dict[str, str | None] = {}
+    unfollowed: set[str] = set()
+    for link in resource.links:
+        if link.tag == "link" and not _LINK_RELS.intersection(link.rel.lower().split()):
+            continue
+        try:
+            target = urls.normalize(normal_url(link.url))
+        except UrlError:
+            continue
+        if page_nofollow or link.nofollow:
+            unfollowed.add(target)
+        elif target not in followed:
+            followed[target] = link.text
+    return followed, unfollowed - set(followed)
+
+
+def test_the_link_graph_holds_the_links_of_every_page_followed(
+    crawled: Result, tmp_path: Path
+) -> None:
+    import pyarrow.dataset as ds  # type: ignore[import-untyped]
+
+    from trawl.export_links import export_links
+
+    summary = export_links(crawled.place or crawled.data, tmp_path / "links")
+    rows = ds.dataset(tmp_path / "links", format="parquet").to_table().to_pylist()
+    assert summary.links == len(rows) > 0
+    by_source: dict[str, list[dict[str, object]]] = {}
+    for row in rows:
+        by_source.setdefault(str(row["source_url"]), []).append(row)
+    taken = {
+        url
+        for url, (status, reason) in crawled.states.items()
+        if status == "parsed" and (reason or "").startswith(_LINKS_TAKEN)
+    }
+    described = {u: m for u in taken if (m := _model_links(crawled, u)) is not None}
+    assert set(by_source) <= taken
+    assert {u for u, m in described.items() if any(m)} <= set(by_source)
+    checked = 0
+    for source, links in by_source.items():
+        assert len({row["fetched_at"] for row in links}) == 1  # each page once
+        assert [row["position"] for row in links] == list(range(len(links)))
+        if source not in described:
+            continue
+        followed, unfollowed = described[source]
+        got = {str(row["target_url"]): row for row in links}
+        assert {u for u, r in got.items() if not r["nofollow"]} == set(followed), source
+        assert {u for u, r in got.items() if r["nofollow"]} == unfollowed, source
+        for target, text in followed.items():
+            if text is not None:
+                assert got[target]["anchor"] == " ".join(text.split())[:100], (source, target)
+        checked += 1
+    assert checked >= 100, checked
 
 
 # -- bodies that must be decoded before they are text, or never be (issue 16) ----------------

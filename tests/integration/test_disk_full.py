@@ -25,6 +25,7 @@ from typing import Any
 import orjson
 import pytest
 
+from tests.integration.crawlkit import assert_same_states, assert_same_texts_and_events
 from tests.integration.test_kill9 import _events, _index_urls, _outcomes, _stored_urls, _texts
 from trawl.testing.sampleweb import SampleWeb, SampleWebServer
 
@@ -100,24 +101,19 @@ def _one_clean_line(result: dict[str, Any], pattern: re.Pattern[str]) -> re.Matc
         assert noise not in err, err
     lines = err.strip().splitlines()
     assert len(lines) == 1, err
-    match = pattern.fullmatch(lines[0])
-    assert match is not None, lines[0]
+    record = orjson.loads(lines[0])  # not a terminal: a JSON log line
+    assert record["level"] == "error", record
+    match = pattern.fullmatch(record["message"])
+    assert match is not None, record
     return match
 
 
-async def _check_like_reference(data: Path, reference: Path) -> None:
+async def _check_like_reference(data: Path, reference: Path, web: SampleWeb) -> None:
     """What test_kill9 checks after its kills: nothing lost, nothing twice."""
-    ref_states, got_states = _outcomes(reference), _outcomes(data)
-    assert got_states == ref_states
-    ref_texts, got_texts = _texts(reference), _texts(data)
-    hashes = [t["content_hash"] for t in got_texts]
-    assert len(hashes) == len(set(hashes)), "a text was stored twice"
-    assert set(hashes) == {t["content_hash"] for t in ref_texts}
-    events = _events(data)
+    assert_same_states(_outcomes(data), _outcomes(reference), web)
+    got_texts, events = _texts(data), _events(data)
     assert [e["id"] for e in events] == list(range(1, len(events) + 1))
-    assert sorted(str(e["url"]) for e in events) == sorted(
-        str(e["url"]) for e in _events(reference)
-    )
+    assert_same_texts_and_events((got_texts, events), (_texts(reference), _events(reference)), web)
     indexed = _index_urls(data)
     assert len(indexed) == len(set(indexed)), "a page was indexed twice"
     assert sorted(indexed) == sorted(_stored_urls(data))
@@ -202,18 +198,18 @@ async def test_a_full_disk_stops_the_crawl_cleanly_and_it_resumes(tmp_path: Path
     for name in ("resumed", "low resumed", "fresh resumed", "index resumed"):
         assert results[name]["rc"] == 0, results[name]["stderr"]
         assert "Traceback" not in results[name]["stderr"]
-    await _check_like_reference(tmp_path / "full", reference)
+    await _check_like_reference(tmp_path / "full", reference, web)
 
     stop = _one_clean_line(results["low"], LOW_LINE)
     assert stop["reserve"] == "24.0 MB"
     assert stop["mount"] == str(mount)
-    await _check_like_reference(tmp_path / "low", reference)
+    await _check_like_reference(tmp_path / "low", reference, web)
 
     empty = _one_clean_line(results["no space"], FULL_LINE)
     assert empty["path"].startswith(str(mount / "fresh"))
     below = _one_clean_line(results["below reserve"], LOW_LINE)
     assert below["reserve"] == "256.0 MB"
-    await _check_like_reference(tmp_path / "fresh", reference)
+    await _check_like_reference(tmp_path / "fresh", reference, web)
 
     index = _one_clean_line(results["index full"], FULL_LINE)
     assert index["path"] == str(index_full / "index")
@@ -225,4 +221,4 @@ async def test_a_full_disk_stops_the_crawl_cleanly_and_it_resumes(tmp_path: Path
     assert len(rebuild["stderr"].strip().splitlines()) == 1, rebuild["stderr"]
     (index_full / "index").unlink()
     (tmp_path / "index-copy").rename(index_full / "index")
-    await _check_like_reference(index_full, reference)
+    await _check_like_reference(index_full, reference, web)

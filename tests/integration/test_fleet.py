@@ -8,25 +8,33 @@ the same final state: none lost), every kept text once and no two kept texts nea
 copies of each other (the near index is shared by the fleet), every committed WARC record
 valid (`warcio check`), and the web server's log must show at most one request in
 flight per host and no gap shorter than the delay, across all workers.
+
+A drill must not outrun its crawl: politeness makes the crawl last at least (requests
+to a host - 1) x delay from its first request, whatever the machine's speed, so each
+drill's ``Schedule`` (its delay, and the time its kills and pauses take at most) is
+checked to fit inside that before it runs; a loaded machine only makes the crawl longer.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gzip
+import itertools
 import os
 import random
-import re
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import urljoin
 
 import orjson
 import pytest
 
+from tests.integration.crawlkit import assert_same_states, portless
 from tests.redis_servers import RedisCluster, RedisServer
 from trawl.dedup.minhash import MinHasher
 from trawl.dedup.near import MemoryNearIndex
@@ -36,12 +44,35 @@ from trawl.service.fleet_events import FleetEventTail, parse_cursor
 from trawl.stats import url_states
 from trawl.storage.blobs import TEXT_LOG, WARC_LOG, BlobStore, LogSpec
 from trawl.storage.place import CrawlPlace
+from trawl.testing.requestlog import RequestRecord
 from trawl.testing.sampleweb import SampleWeb, SampleWebServer
 
 TRAWL = str(Path(sys.executable).with_name("trawl"))
 WARCIO = str(Path(sys.executable).with_name("warcio"))
-DELAY = 0.3
 States = dict[str, tuple[str, str | None]]  # URL -> (status, reason)
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """What one drill does to its fleet, and the politeness delay its crawl runs with."""
+
+    delay: float
+    kills: int = 0
+    pauses: int = 0
+    pause_for: float = 0.0  # each pause, in seconds (past the session's life)
+    # Seconds between two steps, drawn uniformly: long enough for a worker started after
+    # a kill to start and take work before it may die.
+    every: tuple[float, float] = (1.0, 1.6)
+
+    def longest(self) -> float:
+        """The most time the steps take from the crawl's first request (idle machine)."""
+        return self.kills * self.every[1] + self.pauses * (self.every[1] + self.pause_for)
+
+    def fits(self, requests: dict[str, int]) -> None:
+        """The drill ends before the crawl can: every host of the crawl gets at least
+        its requests of the undisturbed crawl, one at a time, ``delay`` apart."""
+        shortest = (min(requests.values()) - 1) * self.delay
+        assert self.longest() <= shortest, (self, self.longest(), shortest)
 
 
 def _web() -> tuple[SampleWeb, list[str]]:
@@ -67,46 +98,40 @@ def _crawl_args(
     return cmd + [web.url(h, "/", port=srv.port) for h in hosts]
 
 
-async def _reference(tmp: Path) -> States:
+@dataclass(frozen=True)
+class Reference:
+    """The web crawled by one undisturbed crawl: its URL states, and requests per host."""
+
+    states: States
+    requests: dict[str, int]
+
+
+async def _reference(tmp: Path) -> Reference:
     """The same web crawled by one undisturbed embedded crawl (no delay: only the
-    outcome is compared)."""
+    outcome and the number of requests are used)."""
     web, hosts = _web()
     data = tmp / "reference"
-    async with SampleWebServer(web) as srv:
+    async with SampleWebServer(web, log=True) as srv:
         proc = await asyncio.create_subprocess_exec(
             TRAWL, "crawl", "--data", str(data), *_crawl_args(tmp, srv, web, hosts, 0.0)
         )
         assert await proc.wait() == 0
-    return url_states(data)
+        assert srv.log is not None
+        requests = {host: srv.log.count(host) for host in hosts}
+    return Reference(url_states(data), requests)
 
 
 def _portless(states: States) -> dict[str, str]:
     """URL (without the server's port, which differs between runs) -> status."""
-    return {re.sub(r":\d+/", "/", url, count=1): status for url, (status, _r) in states.items()}
-
-
-def _links_of_near_copies() -> set[str]:
-    """Every link (portless) on a page of a near-duplicate pair of the drill's web: which
-    copy founds its cluster, and so whose links are followed, is a race in any crawl
-    with more than one page in flight, one machine or many."""
-    web, _hosts = _web()
-    pages = dict(web.pages())
-    copies = {u: web.near_duplicate_of(u) for u in pages}
-    pairs = {u for u, original in copies.items() if original is not None}
-    pairs |= {original for original in copies.values() if original is not None}
-    out: set[str] = set()
-    for url in pairs & pages.keys():
-        for href in re.findall(rb'href="([^"]+)"', pages[url]):
-            out.add(re.sub(r":\d+/", "/", urljoin(url, href.decode()), count=1))
-    return out
+    return {portless(url): status for url, (status, _r) in states.items()}
 
 
 def _same_crawl(fleet: States, reference: States) -> None:
-    """The same URL states, but for URLs only near copies link to (see above)."""
+    """The same URL states, but for URLs only near copies link to (see
+    ``crawlkit.links_of_near_copies``)."""
     mine, theirs = _portless(fleet), _portless(reference)
     differ = {u for u in mine.keys() | theirs.keys() if mine.get(u) != theirs.get(u)}
-    unexplained = differ - _links_of_near_copies()
-    assert not unexplained, {u: (mine.get(u), theirs.get(u)) for u in sorted(unexplained)}
+    assert_same_states(mine, theirs, _web()[0])
     print(f"{len(differ)} URLs differ from the reference, each linked from a near copy")
 
 
@@ -190,21 +215,44 @@ class Fleet:
             os.killpg(victim.pid, signal.SIGCONT)
             self.pauses += 1
 
+    def kill_all(self) -> None:
+        for proc in self.live:
+            if proc.returncode is None:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(proc.pid, signal.SIGKILL)
+
     async def wait_all(self) -> None:
         await asyncio.gather(*(p.wait() for p in self.live))
+
+
+def _tell_logs(tmp: Path) -> None:
+    """What the submitter and each worker said last (a failed drill's report shows it)."""
+    for log in sorted(tmp.glob("*.log"), key=lambda p: (len(p.name), p.name)):
+        lines = log.read_text(errors="replace").splitlines()
+        print(f"--- {log.name} ({len(lines)} lines)")
+        for line in lines[-8:]:
+            print(line[:400])
+
+
+async def _first_request(srv: SampleWebServer) -> None:
+    """Until a worker made the crawl's first request (it may take long on a loaded machine)."""
+    assert srv.log is not None
+    while not len(srv.log):  # noqa: ASYNC110 - polling other processes' effect
+        await asyncio.sleep(0.05)
 
 
 async def _drill(
     tmp: Path,
     redis_url: Callable[[], str],
     bucket: str,
+    schedule: Schedule,
+    reference: Reference,
     *,
-    worker_kills: int,
     worker_args: list[str],
     mid_crawl: Callable[[], object] | None = None,
-    pauses: tuple[int, float] = (0, 0.0),
     crawl_id: str = "main",
 ) -> tuple[SampleWebServer, str, Fleet]:
+    schedule.fits(reference.requests)
     web, hosts = _web()
     rng = random.Random(11)
     async with SampleWebServer(web, log=True) as srv:
@@ -223,31 +271,48 @@ async def _drill(
             crawl_id,
             "--data",
             str(tmp / "submitter"),
-            *_crawl_args(tmp, srv, web, hosts, DELAY),
+            *_crawl_args(tmp, srv, web, hosts, schedule.delay),
             stderr=log,
         )
         log.close()  # the child holds its own
         fleet = Fleet(redis_url(), tmp, [*worker_args, "--crawl-id", crawl_id])
-        for _ in range(3):
-            await fleet.start()
-        await asyncio.sleep(2.0)
-        while (fleet.kills < worker_kills or fleet.pauses < pauses[0]) and (
-            submit.returncode is None
-        ):
-            # Long enough for a worker to start and take work before it may die.
-            await asyncio.sleep(rng.uniform(1.0, 2.0))
-            if fleet.kills >= worker_kills:
-                await fleet.pause_one(rng, pauses[1])
-                continue
-            await fleet.kill_one(rng)
-            await fleet.start()
-            if mid_crawl is not None and fleet.kills == worker_kills // 2:
-                mid_crawl()
-                fleet.redis_url = redis_url()  # through a node that lives
-        assert await asyncio.wait_for(submit.wait(), 240) == 0
-        await asyncio.wait_for(fleet.wait_all(), 60)
-        assert fleet.kills >= worker_kills and fleet.pauses >= pauses[0]
-        print(f"{fleet.kills} workers killed, {fleet.pauses} paused, {fleet.started} started")
+        try:
+            for _ in range(3):
+                await fleet.start()
+            async with asyncio.timeout(120):
+                await _first_request(srv)
+            started = time.monotonic()
+            midway = mid_crawl
+            while (fleet.kills < schedule.kills or fleet.pauses < schedule.pauses) and (
+                submit.returncode is None
+            ):
+                await asyncio.sleep(rng.uniform(*schedule.every))
+                if fleet.kills >= schedule.kills:
+                    await fleet.pause_one(rng, schedule.pause_for)
+                    continue
+                await fleet.kill_one(rng)
+                await fleet.start()
+                if midway is not None and fleet.kills >= schedule.kills // 2:
+                    midway()  # once, even if a turn found no worker to kill
+                    midway = None
+                    fleet.redis_url = redis_url()  # through a node that lives
+            drilled = time.monotonic() - started
+            assert await asyncio.wait_for(submit.wait(), 240) == 0
+            crawled = time.monotonic() - started
+            await asyncio.wait_for(fleet.wait_all(), 60)
+        except BaseException:
+            # Nothing of a failed drill outlives it (a later test shares the servers).
+            fleet.kill_all()
+            if submit.returncode is None:
+                submit.kill()
+            _tell_logs(tmp)
+            raise
+        print(
+            f"{fleet.kills} workers killed, {fleet.pauses} paused, {fleet.started} started; "
+            f"drill {drilled:.1f} s (at most {schedule.longest():.1f} s idle), "
+            f"crawl {crawled:.1f} s from its first request"
+        )
+        assert fleet.kills >= schedule.kills and fleet.pauses >= schedule.pauses
         return srv, redis_url(), fleet
 
 
@@ -280,6 +345,7 @@ async def _check(
     place: CrawlPlace,
     srv: SampleWebServer,
     reference: States,
+    delay: float,
 ) -> None:
     with_reasons = url_states(place)
     states = _portless(with_reasons)
@@ -331,50 +397,75 @@ async def _check(
     )
     for host in hosts:
         assert srv.log.max_concurrency(host) == 1, host
-        assert srv.log.min_gap(host) >= DELAY - 0.02, (host, srv.log.min_gap(host))
+        assert srv.log.min_gap(host) >= delay - 0.02, _closest(srv.log.requests_for(host))
+
+
+def _closest(records: list[RequestRecord]) -> str:
+    """The two requests to one host closest together, for a failed gap's report."""
+    ordered = sorted(records, key=lambda r: r.started)
+    pairs = [
+        (b.started - (a.finished or b.started), a, b)
+        for a, b in itertools.pairwise(ordered)
+        if a.finished is None or a.status is not None  # min_gap skips a cut response's
+    ]
+    gap, a, b = min(pairs, key=lambda p: p[0])
+    t0 = a.started
+    return (
+        f"{b.host}: gap {gap:.3f} s between {a.method} {a.target} "
+        f"(started 0, finished {(a.finished or t0) - t0:.3f}, status {a.status}) and "
+        f"{b.method} {b.target} (started {b.started - t0:.3f}, status {b.status})"
+    )
 
 
 @pytest.fixture
-def reference(tmp_path: Path) -> States:
+def reference(tmp_path: Path) -> Reference:
     return asyncio.run(_reference(tmp_path))
 
 
 def test_workers_killed_again_and_again_lose_nothing(
-    tmp_path: Path, redis_server: RedisServer, s3_url: str, reference: States
+    tmp_path: Path, redis_server: RedisServer, s3_url: str, reference: Reference
 ) -> None:
     url = redis_server.url
+    schedule = Schedule(delay=0.45, kills=10)
 
     async def go() -> None:
         # A killed worker's hosts wait out its session (3 s) before the others take them.
         srv, _, _fleet = await _drill(
-            tmp_path, lambda: url, s3_url, worker_kills=10, worker_args=["--session-ttl", "3"]
+            tmp_path, lambda: url, s3_url, schedule, reference, worker_args=["--session-ttl", "3"]
         )
-        await _check(tmp_path, CrawlPlace(redis=url, crawl="main"), srv, reference)
+        place = CrawlPlace(redis=url, crawl="main")
+        await _check(tmp_path, place, srv, reference.states, schedule.delay)
 
     asyncio.run(go())
 
 
 def test_a_redis_primary_killed_mid_crawl(
-    tmp_path: Path, redis_cluster: RedisCluster, s3_url: str, reference: States
+    tmp_path: Path, redis_cluster: RedisCluster, s3_url: str, reference: Reference
 ) -> None:
     # Every node in the URL, as an operator would write it: a worker started while one
     # of them is down (or after it died) starts from another.
     nodes = ",".join(f"127.0.0.1:{n.port}" for n in redis_cluster.nodes)
     every_node = f"redis+cluster://{nodes}/0"
 
+    # The failover and the rejoin (some seconds, while commits wait for them) run between
+    # two kills: the schedule leaves them 10 s of the crawl's shortest time.
+    schedule = Schedule(delay=0.4, kills=4)
+
     async def go() -> None:
         srv, url, _fleet = await _drill(
             tmp_path,
             lambda: every_node,
             s3_url,
-            worker_kills=4,
+            schedule,
+            reference,
             # Commits wait for a replica of every primary (a failover then loses nothing
             # acknowledged; they wait too until the old primary is back as a replica),
             # and a session outlives the failover (about 2 s here).
             worker_args=["--session-ttl", "8", "--wait-replicas", "1"],
             mid_crawl=lambda: redis_cluster.rejoin(redis_cluster.kill_primary(0)),
         )
-        await _check(tmp_path, CrawlPlace(redis=url, crawl="main"), srv, reference)
+        place = CrawlPlace(redis=url, crawl="main")
+        await _check(tmp_path, place, srv, reference.states, schedule.delay)
 
     asyncio.run(go())
 
@@ -384,26 +475,28 @@ def _workers_said(tmp: Path) -> str:
 
 
 def test_a_worker_paused_past_its_session_goes_on_under_a_new_one(
-    tmp_path: Path, redis_server: RedisServer, s3_url: str, reference: States
+    tmp_path: Path, redis_server: RedisServer, s3_url: str, reference: Reference
 ) -> None:
     # SIGSTOP longer than the session's life: the others roll the session back and
     # take its work; woken, the worker finds its commit refused, drops what it had not
     # committed and goes on under a new session (no restart by a supervisor).
     url = redis_server.url
+    schedule = Schedule(delay=0.5, pauses=3, pause_for=5.0, every=(0.5, 1.0))
 
     async def go() -> None:
         srv, _, fleet = await _drill(
             tmp_path,
             lambda: url,
             s3_url,
-            worker_kills=0,
+            schedule,
+            reference,
             worker_args=["--session-ttl", "2"],
-            pauses=(3, 5.0),
             crawl_id="paused",  # the server is the session's: another test crawled "main"
         )
         assert [p.returncode for p in fleet.live] == [0] * len(fleet.live)
         said = _workers_said(tmp_path)
         assert "going on as" in said, said
-        await _check(tmp_path, CrawlPlace(redis=url, crawl="paused"), srv, reference)
+        place = CrawlPlace(redis=url, crawl="paused")
+        await _check(tmp_path, place, srv, reference.states, schedule.delay)
 
     asyncio.run(go())

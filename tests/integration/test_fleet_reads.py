@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+import pyarrow.parquet as pq  # type: ignore[import-untyped]
 import pytest
 
 from tests.api.serveproc import trawl_serve
@@ -110,6 +111,15 @@ def test_export_index_search_and_serve_read_a_fleet_crawl(
     manifest = orjson.loads((out / "_manifest.json").read_bytes())
     assert manifest["documents"] == len(stored)
     assert "@" not in manifest["committed"] and "=" in manifest["committed"]  # per writer
+
+    # export --links: every worker's link log, read from S3; each kept page's links once
+    graph = tmp_path / "links"
+    _trawl("export", *where, "--links", "--out", str(graph))
+    links = pq.read_table(graph / "part-00000.parquet").to_pylist()
+    fetches = {(r["source_url"], r["fetched_at"]) for r in links}
+    assert {r["final_url"] for r in rows} <= {source for source, _at in fetches}
+    assert len(fetches) == len({source for source, _at in fetches})
+    assert orjson.loads((graph / "_manifest.json").read_bytes())["links"] == len(links)
 
     # index: built from Redis + S3 into a local directory
     local = tmp_path / "searchnode"

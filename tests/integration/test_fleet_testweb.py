@@ -5,7 +5,7 @@ one-machine crawl (``test_crawl_testweb``), imported here to run on this fixture
 Each worker is a ``Crawl`` with its own Redis session and writer id, all three running
 at once in one event loop (the processes of ``trawl worker``, without the processes):
 robots, redirects, errors, retries, caps, bombs, charsets, traps, exact and near
-duplicates and politeness must come out as they do on one machine.
+duplicates, sitemaps and politeness must come out as they do on one machine.
 """
 
 from __future__ import annotations
@@ -26,6 +26,9 @@ from tests.integration.test_crawl_testweb import (  # noqa: F401  (collected her
     test_duplicates_canonical_and_robots_directives,
     test_errors_retries_and_timeouts,
     test_every_expected_url_is_reached_and_nothing_else,
+    test_every_hostile_sitemap_is_recorded_with_its_reason,
+    test_every_sitemap_file_ends_as_the_oracle_says,
+    test_every_sitemap_only_page_is_fetched,
     test_lying_charsets_give_the_real_english_text,
     test_near_duplicates_keep_one_document_per_family,
     test_never_requested_urls_were_never_requested,
@@ -36,6 +39,7 @@ from tests.integration.test_crawl_testweb import (  # noqa: F401  (collected her
     test_retry_after_is_honoured,
     test_robots_variants,
     test_text_records_once_each,
+    test_the_link_graph_holds_the_links_of_every_page_followed,
     test_the_oracle_names_every_body_that_is_no_document,
     test_traps_are_bounded_and_counted,
     test_warc_files_are_valid,
@@ -104,8 +108,9 @@ def test_every_worker_took_part(crawled: Result) -> None:
     assert crawled.place is not None
     events = FleetEventTail(crawled.place, {}).read(limit=10**6)
     assert {e["writer"] for e in events} == {f"w{i}" for i in range(WORKERS)}
-    parsed = {u for u, (status, _r) in crawled.states.items() if status == "parsed"}
-    parsed -= {u for u, (_s, r) in crawled.states.items() if r == "not modified"}
+    pages = {u: v for u, v in crawled.states.items() if "#sitemap" not in u}
+    parsed = {u for u, (status, _r) in pages.items() if status == "parsed"}
+    parsed -= {u for u, (_s, r) in pages.items() if r == "not modified"}
     assert sorted(e["final_url"] for e in events) == sorted(parsed)  # each page once
 
 

@@ -45,6 +45,7 @@ from trawl.fetch.http import (
     decode_content,
     sniff_html,
 )
+from trawl.fetch.sendcheck import LeaseEndingError, sending_under
 
 MIB = 1024 * 1024
 PAGE = (b"<!doctype html><html><head><title>Books</title></head><body>" + b"<p>x</p>" * 6250)[
@@ -628,6 +629,20 @@ async def test_sequential_requests_reuse_one_connection(client: HttpClient, site
     assert len(set(site.peers)) == 1  # one TCP connection, one client port
 
 
+async def test_a_request_whose_lease_ends_too_soon_is_not_sent(
+    client: HttpClient, site: Site
+) -> None:
+    assert (await client.get(site.url("/page"))).status == 200  # a pooled connection
+
+    def lease_ended() -> None:
+        raise LeaseEndingError("the lease ends too soon")
+
+    with sending_under(lease_ended), pytest.raises(LeaseEndingError):
+        await client.get(site.url("/page"))
+    assert len(site.requests) == 1  # checked just before the request was written
+    assert (await client.get(site.url("/page"))).status == 200  # the client goes on
+
+
 async def test_redirect_is_returned_not_followed(client: HttpClient, site: Site) -> None:
     r = await client.get(site.url("/redirect"))
     assert r.status == 302
@@ -741,6 +756,23 @@ async def test_raw_body_is_capped_too(make_client: ClientFactory, site: Site) ->
     assert len(r.body) == 1000 and r.truncated == "length"
     r = await client.get(site.url("/page"), max_body_bytes=len(PAGE))
     assert r.body == PAGE and r.truncated is None  # exactly the cap is not truncated
+
+
+async def test_a_content_length_over_the_cap_is_refused_unread(
+    make_client: ClientFactory, site: Site
+) -> None:
+    client = make_client(max_body_bytes=1 * MIB)
+    r = await client.get(site.url("/big"), refuse_oversized=True)
+    assert r.too_large == 3 * MIB + 3
+    assert (r.status, r.body, r.raw_body, r.truncated) == (200, b"", b"", "length")
+    # Without refuse_oversized (robots.txt), read up to the cap as before; a body
+    # within the cap is read whole either way.
+    r = await client.get(site.url("/big"))
+    assert r.too_large is None and len(r.body) == 1 * MIB
+    r = await client.get(site.url("/page"), refuse_oversized=True, max_body_bytes=len(PAGE))
+    assert r.body == PAGE and r.too_large is None
+    r = await client.get(site.url("/chunked"), refuse_oversized=True, max_body_bytes=1000)
+    assert r.too_large is None and len(r.body) == 1000  # no Content-Length: cut at the cap
 
 
 async def test_type_filter_does_not_download_a_pdf(client: HttpClient, site: Site) -> None:
@@ -880,11 +912,12 @@ async def test_connect_timeout(make_client: ClientFactory) -> None:
 
 
 async def test_connection_refused(client: HttpClient) -> None:
-    probe = socket.socket()
-    probe.bind(("127.0.0.1", 0))
-    port = probe.getsockname()[1]
-    probe.close()  # nothing listens there now
-    error = await fetch_error(client.get(f"http://books.test:{port}/"))
+    # Bound but not listening: connecting is refused, and no other process (a parallel
+    # test's server) can take the port meanwhile.
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+        error = await fetch_error(client.get(f"http://books.test:{port}/"))
     assert error.kind == "connect" and error.retryable
 
 

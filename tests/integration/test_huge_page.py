@@ -75,7 +75,10 @@ async def test_a_page_with_a_million_links(tmp_path: Path) -> None:
         times = sorted(r.started for r in log.requests_for(host))
         inside = [t for t in times if window[0] <= t <= window[1]]
         assert len(inside) >= 3, (host, "not crawled while the page was parsed and admitted")
-        points = [window[0], *inside, window[1]]
+        # A host whose last page was fetched inside the window had no work left: the
+        # time after it is no pause (on a loaded machine the parse takes long).
+        end = window[1] if times[-1] > window[1] else times[-1]
+        points = [window[0], *inside, end]
         longest[host] = max(b - a for a, b in itertools.pairwise(points))
     print(
         f"crawl process RSS: at the start {peaks['start'] / MIB:.0f} MiB, peak "
@@ -87,7 +90,7 @@ async def test_a_page_with_a_million_links(tmp_path: Path) -> None:
     assert max(longest.values()) < 2.0, longest
 
     stats = read_stats(data)
-    traps = [u for u in url_states(data) if "//traps.test:" in u]
+    traps = [u for u in url_states(data) if "//traps.test:" in u and "#sitemap" not in u]
     assert len(traps) <= CAP + 2  # two pages and at most the cap of the big one's links
     assert len(traps) > CAP // 2
     # The default body cap (10 MiB) keeps the first quarter of the page's 40 MB.

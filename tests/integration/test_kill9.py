@@ -1,30 +1,38 @@
 """kill -9 at random moments loses nothing and duplicates nothing.
 
 The real ``trawl crawl`` command crawls a sample web twice: once without
-interruption, once killed with SIGKILL several times at random moments and run
-again each time. Both must end with the same URLs fetched and the same texts
-stored, each text once, every WARC file valid, and the search index holding exactly
-the stored pages, none twice.
+interruption, once killed with SIGKILL several times at random points of its
+progress (after a random number of requests, not seconds: a loaded machine starts
+processes slowly) and run again each time. Both must end with the same URLs fetched
+and the same texts stored, each text once, every WARC file valid, and the search
+index holding exactly the stored pages, none twice. Each host has sitemaps and pages
+only they list: every sitemap file ends as in the reference, and every sitemap-only
+page is found.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gzip
 import os
 import random
 import signal
 import subprocess
 import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 import orjson
 import tantivy
 
+from tests.integration.crawlkit import assert_same_states, assert_same_texts_and_events
 from trawl.archive.events import read_events
 from trawl.models import Position
 from trawl.stats import read_meta, url_states
 from trawl.storage.open import open_blobs, open_reader
+from trawl.testing.requestlog import RequestLog
 from trawl.testing.sampleweb import SampleWeb, SampleWebServer
 
 TRAWL = str(Path(sys.executable).with_name("trawl"))
@@ -41,22 +49,43 @@ def _command(srv: SampleWebServer, web: SampleWeb, data: Path, hosts: list[str])
     return cmd
 
 
-async def _run(cmd: list[str], *, kill_after: float | None = None) -> int:
+async def _run(
+    cmd: list[str], *, kill_when: Callable[[], bool] | None = None, limit: float = 60.0
+) -> int:
+    """Run ``cmd`` to its end, or SIGKILL it as soon as ``kill_when()`` holds."""
     proc = await asyncio.create_subprocess_exec(
         *cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True
     )
-    if kill_after is None:
+    if kill_when is None:
         _out, err = await proc.communicate()
         assert proc.returncode == 0, err.decode()
         return 0
-    try:
-        await asyncio.wait_for(proc.wait(), timeout=kill_after)
-    except TimeoutError:
-        # The whole process group: the crawler and its parse workers die at once.
-        os.killpg(proc.pid, signal.SIGKILL)
-        await proc.wait()
-        return -9
-    return proc.returncode or 0
+    deadline = time.monotonic() + limit
+    while proc.returncode is None and not kill_when() and time.monotonic() < deadline:
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(proc.wait(), timeout=0.02)
+    if proc.returncode is not None:
+        return proc.returncode
+    # The whole process group: the crawler and its parse workers die at once.
+    os.killpg(proc.pid, signal.SIGKILL)
+    await proc.wait()
+    return -9
+
+
+def _parsed(data: Path) -> int:
+    """Pages parsed in what the crawl at ``data`` committed (0 before its first commit)."""
+    if not (data / "state.db").exists():
+        return 0
+    return sum(s == "parsed" for s in _outcomes(data).values())
+
+
+def _after(log: RequestLog, n: int, data: Path) -> Callable[[], bool]:
+    """True once the web has served ``n`` more requests than now and the crawl at
+    ``data`` has committed a page parsed since (a loaded machine may start its parse
+    worker only after many requests: a kill before then would show no progress)."""
+    start = len(log)
+    before = _parsed(data)
+    return lambda: len(log) - start >= n and _parsed(data) > before
 
 
 def _texts(data: Path) -> list[dict[str, object]]:
@@ -96,19 +125,24 @@ def _outcomes(data: Path) -> dict[str, str]:
 
 
 async def test_sigkill_several_times_then_resume(tmp_path: Path) -> None:
-    web = SampleWeb(hosts=8, pages_per_host=60, seed=3)
+    web = SampleWeb(hosts=8, pages_per_host=60, seed=3, sitemap_only=2)
     # Host index 1 asks for Crawl-delay 2: leave it out to keep the test short.
     hosts = [h for i, h in enumerate(web.hosts) if i != 1][:7]
     rng = random.Random(9)
-    async with SampleWebServer(web) as srv:
+    async with SampleWebServer(web, log=True) as srv:
         reference = tmp_path / "reference"
         await _run(_command(srv, web, reference, hosts))
-
+        log = srv.log
+        assert log is not None
+        # Killed at random moments of its progress (after a random number of requests),
+        # not of the wall clock: on a loaded machine a process may start slowly.
+        served = len(log)
         killed = tmp_path / "killed"
         kills = 0
         progress = []
         for _ in range(KILLS):
-            rc = await _run(_command(srv, web, killed, hosts), kill_after=rng.uniform(0.8, 3.5))
+            when = _after(log, rng.randint(15, served // 8), killed)
+            rc = await _run(_command(srv, web, killed, hosts), kill_when=when)
             kills += rc == -9
             if (killed / "state.db").exists():
                 progress.append(sum(s == "parsed" for s in _outcomes(killed).values()))
@@ -120,20 +154,19 @@ async def test_sigkill_several_times_then_resume(tmp_path: Path) -> None:
     print("parsed after each kill:", progress, "of", total)
 
     ref_states, got_states = _outcomes(reference), _outcomes(killed)
-    assert got_states == ref_states
+    assert_same_states(got_states, ref_states, web)
+    hidden = {
+        u for u in web.sitemap_only_urls(port=srv.port) if u.split("/")[2].split(":")[0] in hosts
+    }
+    assert len(hidden) == 2 * len(hosts)
+    assert all(got_states[u] == "parsed" for u in hidden)
+    assert sum("#sitemap" in u for u in got_states) == 3 * len(hosts)  # index, gz, text
     assert "queued" not in got_states.values()
     assert "in flight" not in got_states.values()
 
-    ref_texts, got_texts = _texts(reference), _texts(killed)
-    got_hashes = [t["content_hash"] for t in got_texts]
-    assert len(got_hashes) == len(set(got_hashes)), "a text was stored twice"
-    assert set(got_hashes) == {t["content_hash"] for t in ref_texts}
-
-    events = _events(killed)
+    got_texts, events = _texts(killed), _events(killed)
     assert [e["id"] for e in events] == list(range(1, len(events) + 1))
-    assert sorted(str(e["url"]) for e in events) == sorted(
-        str(e["url"]) for e in _events(reference)
-    )
+    assert_same_texts_and_events((got_texts, events), (_texts(reference), _events(reference)), web)
 
     # The search index holds exactly the stored pages, each once, kills or not.
     for data in (reference, killed):

@@ -17,7 +17,7 @@ from tests.contract.test_pages import page
 from tests.contract.test_parse_queue import job
 from tests.redis_servers import RedisCluster, RedisServer
 from trawl.dedup.minhash import MinHasher
-from trawl.errors import SessionLostError
+from trawl.errors import SessionLostError, StorageError
 from trawl.models import UrlStatus
 from trawl.storage.redis.store import RedisCrawlStore
 
@@ -104,17 +104,18 @@ def test_pages_taken_over_from_a_dead_worker_reach_a_poller_that_is_past_them(
     dead = RedisCrawlStore(redis_server.url, crawl, worker="dead", session_ttl=60, wall=wall)
     alive = RedisCrawlStore(redis_server.url, crawl, worker="alive", session_ttl=60, wall=wall)
     try:
-        dead.parse_queue.put(job(1))
+        older = dead.parse_queue.put(job(1))
         dead.commit()
         dead.conn.close()  # kill -9
-        alive.parse_queue.put(job(2))
+        newer = alive.parse_queue.put(job(2))
         alive.commit()
-        assert [seq for seq, _j in alive.parse_queue.pending()] == [2]
+        assert older < newer
+        assert [seq for seq, _j in alive.parse_queue.pending()] == [newer]
         wall.t += 61
         alive.commit()
         alive.frontier.reclaim_expired(T0)  # rolls the dead session back, adopts its page
-        assert [j.fp for _seq, j in alive.parse_queue.pending(after=2)] == [1]
-        assert alive.parse_queue.pending(after=2) == []  # handed over once
+        assert [j.fp for _seq, j in alive.parse_queue.pending(after=newer)] == [1]
+        assert alive.parse_queue.pending(after=newer) == []  # handed over once
         assert [j.fp for _seq, j in alive.parse_queue.pending()] == [1, 2]  # still pending
     finally:
         alive.close(commit=False)
@@ -181,9 +182,12 @@ def test_committed_work_survives_a_primary_killed(tmp_path: Path) -> None:
             store.pages.add(page(n, host=f"h{n}.example"))
         store.counters.add("status:200", 20)
         store.commit()
-        cluster.kill_primary(0)
+        victim = cluster.kill_primary(0)
         store.close(commit=False)
-        store = RedisCrawlStore(cluster.url, crawl, worker="w1")
+        store = RedisCrawlStore(cluster.url, crawl, worker="w1", wait_replicas=1, wait_ms=100)
+        # The promoted replica has no replica of its own (redis-py's WAIT to every
+        # primary answers their sum, which would hide it).
+        assert store.conn.wait_replicas(1, 100) == 0
         assert store.pages.count() == 20
         assert store.counters.get("status:200") == 20
         assert store.frontier.counts()[UrlStatus.QUEUED] == 30
@@ -191,6 +195,14 @@ def test_committed_work_survives_a_primary_killed(tmp_path: Path) -> None:
         while (lease := store.frontier.take(T0)) is not None:
             leases.append(lease)
         assert len({lease.host for lease in leases}) == 30
+        # A commit waits for the shard's replica (up to the outage patience), then fails
+        # with nothing acknowledged; once the old primary is back as a replica, it lands.
+        store.conn.outage = 0.5
+        with pytest.raises(StorageError, match="reached 0 of 1 replicas"):
+            store.commit()
+        cluster.rejoin(victim)
+        store.commit()
+        assert store.frontier.counts()[UrlStatus.IN_FLIGHT] == 30
         store.close()
     finally:
         cluster.stop()
@@ -212,3 +224,40 @@ def test_scripts_forgotten_by_the_server_are_loaded_again(redis_server: RedisSer
         assert store.frontier.counts()[UrlStatus.FETCHED] == 1
     finally:
         store.close()
+
+
+def test_a_fleet_ends_on_its_indexes_whatever_a_killed_worker_left_in_the_counts(
+    redis_server: RedisServer,
+) -> None:
+    """A worker killed before it sent its count moves leaves the counts wrong for good
+    (they are statistics); the fleet still knows when it is done (from the indexes)."""
+    crawl, wall = uuid.uuid4().hex[:12], WallClock()
+    dead = RedisCrawlStore(redis_server.url, crawl, worker="dead", session_ttl=60, wall=wall)
+    alive = RedisCrawlStore(redis_server.url, crawl, worker="alive", session_ttl=60, wall=wall)
+    reader = alive.reader()
+    try:
+        dead.frontier.add([url("a.example", "/1")], now=T0)
+        dead.commit()
+        lease = dead.frontier.take(T0)
+        assert lease is not None
+        assert dead.conn.pending  # its count moves ride with its next round trip...
+        dead.conn.close()  # ...which never comes: kill -9
+        assert not reader.finished()  # leased
+        wall.t += 61
+        alive.commit()
+        assert alive.frontier.reclaim_expired(T0) == 1  # rolled back: queued again
+        again = alive.frontier.take(T0)
+        assert again is not None and again.url == lease.url
+        alive.frontier.finish(again, UrlStatus.FETCHED, host_ready_at=T0)
+        alive.frontier.set_status(again.host, again.fp, UrlStatus.PARSED)
+        told = alive.frontier.host_info(again.host)  # answered by the outcome's script
+        assert told is not None and told == alive.frontier.host_info(again.host)  # as read
+        assert (told.admitted, told.queued, told.in_flight) == (1, 0, False)
+        alive.commit()
+        raw = alive.conn.client.hgetall(alive.keys.counts)
+        assert int(raw[str(int(UrlStatus.QUEUED)).encode()]) == 1  # drifted: 0 are queued
+        assert alive.frontier.counts()[UrlStatus.IN_FLIGHT] == 0  # from the lease index
+        assert reader.finished()
+    finally:
+        reader.close()
+        alive.close(commit=False)

@@ -69,6 +69,22 @@ def test_sizes_links_and_text(sample: SampleWeb, pages: dict[str, bytes]) -> Non
     assert len(vocabulary()) > 4000 and len(RARE_WORDS) > 300
 
 
+def test_broken_links_are_a_few_per_cent_of_the_urls() -> None:
+    """As on a real site: most links work; before, 404s were over half of all URLs."""
+    web = SampleWeb(hosts=8, pages_per_host=100, seed=5)
+    pages = dict(web.pages())
+    linked = set()
+    for url, body in pages.items():
+        host = url.split("/")[2]
+        for href in HREF.findall(body):
+            link = href.decode() if href.startswith(b"http") else f"http://{host}{href.decode()}"
+            if "/search/" not in link:
+                linked.add(link)
+    broken = linked - set(pages)
+    assert all("/archive/" in u or "/missing-" in u for u in broken)
+    assert 0.01 < len(broken) / len(linked | set(pages)) < 0.05
+
+
 def test_every_page_reachable_from_the_home_pages(
     sample: SampleWeb, pages: dict[str, bytes]
 ) -> None:
@@ -168,3 +184,44 @@ def test_write_static(tmp_path: Path) -> None:
     assert (tmp_path / "news-00.sample" / "robots.txt").read_bytes() == small.robots_txt(
         "news-00.sample"
     )
+
+
+def test_sitemap_only_pages_are_linked_from_nowhere_and_listed_in_sitemaps() -> None:
+    import gzip
+
+    from trawl.parse.sitemap import SitemapInput, parse_sitemap
+
+    web = SampleWeb(hosts=4, pages_per_host=40, seed=3, sitemap_only=3)
+    pages = dict(web.pages())
+    hidden = set(web.sitemap_only_urls())
+    assert len(pages) == 4 * 40 and len(hidden) == 4 * 3 and hidden <= set(pages)
+    linked = {
+        href.decode() if href.startswith(b"http") else f"http://{url.split('/')[2]}{href.decode()}"
+        for url, body in pages.items()
+        for href in HREF.findall(body)
+    }
+    assert not hidden & linked
+    for host in web.hosts:
+        robots = web.robots_txt(host, port=8080).decode()
+        assert f"Sitemap: http://{host}:8080/sitemap.xml\n" in robots
+        files = {}
+        for path in ("/sitemap.xml", "/sitemaps/pages.xml.gz", "/sitemaps/hidden.txt"):
+            found = web.sitemap(host, path)
+            assert found is not None
+            url = f"http://{host}{path}"
+            files[path] = parse_sitemap(SitemapInput(url, found[0], grant=f"http://{host}"))
+        assert [e.url for e in files["/sitemap.xml"].sitemaps] == [
+            f"http://{host}/sitemaps/pages.xml.gz",
+            f"http://{host}/sitemaps/hidden.txt",
+        ]
+        listed = {e.url for e in files["/sitemaps/pages.xml.gz"].urls}
+        assert all(e.lastmod is not None for e in files["/sitemaps/pages.xml.gz"].urls)
+        mine = {u for u in pages if u.split("/")[2] == host}
+        assert listed == mine - hidden
+        assert {e.url for e in files["/sitemaps/hidden.txt"].urls} == mine & hidden
+        gz = web.sitemap(host, "/sitemaps/pages.xml.gz")
+        assert gz is not None and gzip.decompress(gz[0]).startswith(b"<?xml")
+    # Without the option the web has no sitemaps and its bytes do not change.
+    plain = SampleWeb(hosts=4, pages_per_host=40, seed=3)
+    assert plain.sitemap("news-00.sample", "/sitemap.xml") is None
+    assert "Sitemap" not in plain.robots_txt("news-00.sample").decode()

@@ -68,7 +68,7 @@ async def test_dashboard_live_and_pause(tmp_path: Path, read_token: bool) -> Non
                 try:
                     await page.wait_for_selector("#state.paused", timeout=10_000)
                 except Exception:
-                    await page.screenshot(path="/tmp/trawl-dashboard-fail.png")
+                    await page.screenshot(path=str(tmp_path / "dashboard-fail.png"))
                     raise
                 await asyncio.sleep(1.5)
                 shot = tmp_path / "dashboard.png"

@@ -65,8 +65,12 @@ slow.test
 bodies.test
   /pdf /png /text /octet (application/pdf, image/png, text/plain,
   application/octet-stream); /no-content-type (HTML, no Content-Type header);
-  /big (``big_body_bytes``, default 12 MiB, streamed); /gzip-bomb (Content-Encoding:
-  gzip, about 1 MiB that inflates to ``bomb_bytes``, default 1.06 GiB); /wrong-encoding
+  /big (``big_body_bytes``, default 12 MiB, streamed, with its Content-Length: refused
+  unread by a crawl whose cap is smaller); /big-chunked (``big_body_bytes`` of prose,
+  chunked, no Content-Length: cut at the cap); /gzip-long (gzip, under the cap on the
+  wire, ``big_body_bytes`` of prose once inflated: cut at the decoded cap); /gzip-bomb
+  (Content-Encoding: gzip, about 1 MiB that inflates to ``bomb_bytes``, default
+  1.06 GiB); /wrong-encoding
   (claims gzip, is plain); /malformed (unclosed tags, NUL bytes; links
   /malformed-target); /charset/latin1-header-utf8-body; /charset/cp1251-meta (no
   header charset, meta windows-1251, cp1251 bytes); /charset/shift-jis; /xhtml
@@ -112,6 +116,27 @@ traps.test
   /million-links (1,000,000 links to /million/1..1000000, about 31 MB, generated while
   sent and never stored; not linked from /: seed it, or /to-million-links, a page
   linking it, to reach it one fetch later).
+js.test and jscdn.test (``_sites_js.py``: pages built by their scripts)
+  / (static index); application shells /app/articles (links added by script),
+  /app/articles/1..3 (text from the JSON API /api/articles/N; each loads the third
+  party jscdn.test/lib.js), /app/about (text in the script; links /hidden), /feed (an
+  endless scroll feed), /reach (tries loopback, private addresses, POST, beacon,
+  WebSocket, popup, navigation away), /forever (never quiet), /robots-api (its text
+  behind /api/private/, which robots.txt disallows), /busy (a script that loops
+  forever). Without a browser a crawl finds only the shells.
+sitemaps.test and cdn.sitemaps.test (every other host: /sitemap.xml is a 404)
+  robots.txt Disallow /private/ and Sitemap: /maps/index.xml, /maps/news.txt (text),
+  /private/sitemap.xml (disallowed: never fetched), cdn.sitemaps.test/for-main/sitemap.xml
+  (granted: it lists /hidden/cross/1 of this host). / links /about only; the pages
+  /hidden/... are linked from nowhere (``HIDDEN``). /sitemap.xml: two hidden pages, a
+  disallowed one, a books.test URL (foreign host). /maps/index.xml lists: pages.xml.gz
+  (a gzip file: /hidden/gz/fresh, /unknown, /old with lastmods today, none, 2001),
+  encoded.xml (Content-Encoding: gzip), loop.xml (an index listing index.xml), itself,
+  a books.test sitemap (foreign), and the hostile: dtd.xml (billion laughs and an
+  external entity), namespace.xml (a wrong namespace), malformed.xml (one URL, then
+  broken), bomb.xml.gz (one URL, then inflating to 60 MiB), many.txt (50,010 URLs),
+  redirect.xml (301 -> moved.xml), missing.xml (404), soft404.xml (200 HTML).
+  cdn.sitemaps.test/sitemap.xml lists a sitemaps.test page (no grant: refused).
 """
 
 from __future__ import annotations
@@ -126,6 +151,8 @@ from tests.testweb import _sites_basic as basic
 from tests.testweb import _sites_broken as broken
 from tests.testweb import _sites_content as content
 from tests.testweb import _sites_decoding as decoding
+from tests.testweb import _sites_js as javascript
+from tests.testweb import _sites_sitemaps as sitemaps
 from tests.testweb import _sites_traps as traps
 from tests.testweb._expect import ExpectedCrawl, expect, robots_violations
 from tests.testweb._model import Context, Options, Resource, Site, normal_url
@@ -210,6 +237,8 @@ class TestWeb:
             *content.content(ctx),
             *content.ai(ctx),
             traps.traps(ctx),
+            *sitemaps.sitemap_sites(ctx),
+            *javascript.js(ctx),
         ]
         self._sites = {site.host: site for site in sites}
 
@@ -253,6 +282,9 @@ class TestWeb:
         scope: Iterable[str] | None = None,
         max_redirects: int = 5,
         follow_nofollow_links: bool = True,
+        sitemaps: bool = True,
+        render: str = "never",
+        render_hosts: Iterable[str] = (),
     ) -> ExpectedCrawl:
         """What a correct crawl from ``seeds`` fetches, stores and must never fetch.
 
@@ -262,6 +294,9 @@ class TestWeb:
         from a seed (redirects do not count; None: unlimited, so do not seed a trap
         without it). Links from pages with meta/header nofollow are never followed;
         links with rel=nofollow are unless ``follow_nofollow_links`` is False.
+        ``sitemaps``: the crawl reads each host's sitemaps (its default).
+        ``render``: the crawl's render mode (never, auto, always), and ``render_hosts``
+        the other hosts rendered pages may load from (see ``_sites_js.py``).
         """
         return expect(
             self._sites,
@@ -271,6 +306,9 @@ class TestWeb:
             scope=scope,
             max_redirects=max_redirects,
             follow_nofollow_links=follow_nofollow_links,
+            sitemaps=sitemaps,
+            render=render,
+            render_hosts=render_hosts,
         )
 
     def robots_violations(self, user_agents: Iterable[str] = ("trawl",)) -> list[RequestRecord]:

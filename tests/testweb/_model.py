@@ -34,10 +34,25 @@ class Link:
     url: str
     rel: str = ""
     tag: str = "a"
+    text: str | None = None  # the anchor text, when the page builder knows it
 
     @property
     def nofollow(self) -> bool:
         return "nofollow" in self.rel.lower().split()
+
+
+@dataclass(frozen=True, slots=True)
+class SitemapDoc:
+    """What a correct crawler reads from a sitemap file: the URLs it admits, the
+    sitemaps it queues (an index's), the URLs listed that it must refuse (never
+    fetched), and the start of the error it records (``kind`` "none": the file is
+    refused whole; the reason then reads ``sitemap not read: <error>``)."""
+
+    kind: str  # "urlset", "index", "text" or "none"
+    urls: tuple[str, ...] = ()
+    sitemaps: tuple[str, ...] = ()
+    refused: tuple[str, ...] = ()
+    error: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,6 +71,8 @@ class Resource:
     license: str | None = None
     serve: Handler | None = None
     oversized: bool = False
+    # A document longer than the test crawls' body cap: stored cut at the cap, marked.
+    truncated: bool = False
     modeled: bool = True
     note: str = ""
     # A 200 answer that is no document, and the reason a correct crawler records for
@@ -63,6 +80,15 @@ class Resource:
     # a coding it did not offer or cannot decode, "binary content" for bytes that are
     # not text. Its links are not followed.
     refused: str | None = None
+    # A sitemap file: what reading it yields (None: not one).
+    sitemap: SitemapDoc | None = None
+    # Pages built by their scripts (the JavaScript site, _sites_js.py): an application
+    # shell (``--render auto`` renders it), the links and phrases of text only a
+    # rendered DOM has, and what its scripts ask the server for (absolute URLs).
+    shell: bool = False
+    script_links: tuple[Link, ...] = ()
+    rendered_text: tuple[str, ...] = ()
+    subresources: tuple[str, ...] = ()
 
     def directive_applies(self, token: str, agents: Iterable[str]) -> bool:
         wanted = {a.lower() for a in agents}
@@ -227,16 +253,16 @@ class Page:
         self.base = urljoin(url, base) if base else url
         self.links: list[Link] = []
 
-    def href(self, href: str, *, tag: str = "a", rel: str = "") -> str:
+    def href(self, href: str, *, tag: str = "a", rel: str = "", text: str | None = None) -> str:
         """Record a link to ``href`` (as written) and return it HTML-escaped."""
         target = urljoin(self.base, href)
         if urlsplit(target).scheme in ("http", "https"):
-            self.links.append(Link(normal_url(target), rel, tag))
+            self.links.append(Link(normal_url(target), rel, tag, text))
         return html.escape(href, quote=True)
 
     def a(self, href: str, text: str, *, rel: str = "") -> str:
         rel_attr = f' rel="{rel}"' if rel else ""
-        return f'<a href="{self.href(href, rel=rel)}"{rel_attr}>{html.escape(text)}</a>'
+        return f'<a href="{self.href(href, rel=rel, text=text)}"{rel_attr}>{html.escape(text)}</a>'
 
     def nav(self, items: Iterable[tuple[str, str]]) -> str:
         return "<ul>" + "".join(f"<li>{self.a(h, t)}</li>" for h, t in items) + "</ul>"

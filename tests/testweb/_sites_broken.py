@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import gzip
+import random
 import socket
 import struct
 import zlib
@@ -172,6 +174,28 @@ def _crc_after_zeros(crc: int, mebibytes: int) -> int:
     return crc
 
 
+@functools.cache
+def long_page(title: str, seed: int, size: int) -> bytes:
+    """An HTML page of ``size`` bytes of prose: one 64 KiB block of random words (its
+    own vocabulary per seed, so two such pages are no near duplicates), repeated."""
+    rng = random.Random(seed)
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    vocab = ["".join(rng.choices(letters, k=rng.randint(3, 9))) for _ in range(400)]
+    block: list[str] = []
+    while sum(len(p) for p in block) < 64 * 1024:
+        words = rng.choices(vocab, k=60)
+        block.append("<p>" + " ".join(words).capitalize() + ".</p>\n")
+    head = document(title, "").split(b"</body>")[0]
+    body = "".join(block).encode()
+    data = head + body * (size // len(body) + 1)
+    return data[:size]
+
+
+@functools.cache
+def long_page_gzip(title: str, seed: int, size: int) -> bytes:
+    return gzip.compress(long_page(title, seed, size), compresslevel=6)
+
+
 def _png() -> bytes:
     def chunk(kind: bytes, data: bytes) -> bytes:
         return (
@@ -234,6 +258,31 @@ def bodies(ctx: Context) -> Site:
 
     # What the cap keeps is the prefix and zeros: no text.
     r["/gzip-bomb"] = Resource(200, HTML, serve=bomb, oversized=True, refused="binary content")
+
+    async def chunked(request: web.BaseRequest) -> web.StreamResponse:
+        # No Content-Length: the crawler learns the size only by reading, and cuts it.
+        data = long_page("Chunked and long", 1, o.big_body_bytes)
+        response = web.StreamResponse(headers={"Content-Type": HTML})
+        response.enable_chunked_encoding()
+        await response.prepare(request)
+        for start in range(0, len(data), 64 * 1024):
+            await response.write(data[start : start + 64 * 1024])
+        await response.write_eof()
+        return response
+
+    async def gzip_long(request: web.BaseRequest) -> web.StreamResponse:
+        # Small on the wire (under the cap), over the cap once inflated: text all along.
+        data = await asyncio.to_thread(long_page_gzip, "Gzip and long", 2, o.big_body_bytes)
+        response = web.StreamResponse(headers={"Content-Type": HTML, "Content-Encoding": "gzip"})
+        response.content_length = len(data)
+        await response.prepare(request)
+        await response.write(data)
+        await response.write_eof()
+        return response
+
+    # Documents cut at the cap: kept, their text records and WARC records say so.
+    r["/big-chunked"] = Resource(200, HTML, serve=chunked, truncated=True)
+    r["/gzip-long"] = Resource(200, HTML, serve=gzip_long, truncated=True)
     plain = document("Not compressed", "<p>This body claims gzip but is plain.</p>")
     r["/wrong-encoding"] = Resource(
         200,

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from trawl.config import CrawlConfig, parse_size
+from trawl.config import CrawlConfig
+from trawl.config_load import parse_size
 from trawl.crawl import Crawl
 from trawl.errors import ConfigError, DiskFullError, StorageError, as_disk_full, free_space
 from trawl.space import SpaceGuard

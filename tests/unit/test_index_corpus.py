@@ -36,16 +36,26 @@ class Page:
         return self.url.split("/")[2]
 
 
-def write_pages(data: Path, pages: Iterable[Page]) -> int:
+def write_pages(
+    data: Path,
+    pages: Iterable[Page],
+    *,
+    first: int = 0,
+    numbers: Iterable[int] | None = None,
+    later: float = 0.0,
+) -> int:
     """Store ``pages`` in ``data`` as a crawl does; returns the UTF-8 bytes of their
-    titles and texts (what the index indexes)."""
+    titles and texts (what the index indexes). Page ``n`` gets the content hash and
+    fetch time of number ``first + n``, or of ``numbers[n]`` (pages of other crawls:
+    other numbers), fetched ``later`` seconds after that."""
     store, blobs = open_store(data), open_blobs(data, fsync=False)
     log = blobs.open_writer(
         TEXT_LOG, committed=store.committed_logs().get(TEXT_LOG.name), max_bytes=1 << 30
     )
     texts = TextStore(log)
     size = 0
-    for n, page in enumerate(pages):
+    numbered = zip(numbers, pages, strict=True) if numbers is not None else None
+    for n, page in numbered or enumerate(pages, start=first):
         key = f"{n:032x}"
         where = texts.append(
             {
@@ -65,7 +75,7 @@ def write_pages(data: Path, pages: Iterable[Page]) -> int:
                 url=page.url,
                 host=page.host,
                 fp=n,
-                fetched_at=1.7e9 + n,
+                fetched_at=1.7e9 + n + later,
                 title=page.title,
                 language=page.language,
                 warc=Location("none", 0, 0),

@@ -72,7 +72,7 @@ def searcher(index_dir: Path) -> Searcher:
     return Searcher(index_dir)
 
 
-def _links(s: Searcher, q: str, **kw: int) -> list[str]:
+def _links(s: Searcher, q: str, **kw: Any) -> list[str]:
     return [h.link for h in s.search(q, **kw).results]
 
 
@@ -296,3 +296,9 @@ def test_correction_past_its_budget_stops_and_the_answer_says_so(index_dir: Path
     assert roomy._cache
     # A query with no typo never spends any.
     assert not s.search("marathon").correction_skipped
+
+
+def test_normalise_controls_in_ascii_and_other_text() -> None:
+    assert normalise("a\x01\x02b\tc\nd\x7fe") == "a b\tc\nd e"
+    assert normalise("plain text, no controls\n") == "plain text, no controls\n"
+    assert normalise("caf\u00e9\x85\x01x") == "caf\u00e9 x"

@@ -23,6 +23,8 @@ JOB = ParseJob(
     previous_hash="ab" * 16,
     revisit=86_400.0,
     tdm_well_known=TdmFileDecision(True, "https://a.example/policy.json"),
+    rendered=Location("trawl-00002.warc.gz", 1801, 300),
+    render="rendered: auto: empty mount point #root",
 )
 
 

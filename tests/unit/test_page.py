@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import hashlib
 import pickle
 import random
+
+from hypothesis import given
+from hypothesis import strategies as st
 
 from trawl.parse.page import PageInput, ParseOptions, parse_page, text_hash
 
@@ -77,6 +81,18 @@ def test_text_title_language_and_hash() -> None:
     assert out.language_confidence is not None
     assert out.content_hash == text_hash(out.text)
     assert text_hash("a  b\n c") == text_hash("a b c")
+
+
+_SPACES_AND_WORDS = " \t\n\r\x0b\x0c\x1c\x1d\x1e\x1fab.\x00"
+
+
+@given(
+    st.text(alphabet=st.sampled_from(_SPACES_AND_WORDS), max_size=80)
+    | st.text(alphabet=st.sampled_from(_SPACES_AND_WORDS + "\x85\xa0\u2028\u3000é"), max_size=80)
+)
+def test_text_hash_is_sha256_of_the_words_joined_by_single_spaces(text: str) -> None:
+    expected = hashlib.sha256(" ".join(text.split()).encode("utf-8")).hexdigest()
+    assert text_hash(text) == expected
 
 
 def test_license_link() -> None:
@@ -179,3 +195,34 @@ def test_a_mostly_valid_page_with_a_few_bad_bytes_is_still_a_document() -> None:
     assert out.language == "en"
     assert out.content_hash is not None
     assert "old bridge" in out.text
+
+
+def test_link_graph_keeps_anchor_texts_and_the_links_not_followed() -> None:
+    html = (
+        f"<body>{ARTICLE}<a href='/a'>  River\n <b>towns</b> </a><a href='/img'><img alt='Map'></a>"
+        "<a href='/t' title='Tip'></a><area href='/ar' alt='Zone'><a href='/n' rel='nofollow'>"
+        f"Sponsor</a><a href='/a'>again</a><a href='/long'>{'w ' * 80}</a>"
+        "<a href='/both' rel='nofollow'>x</a><a href='/both'>y</a></body>"
+    )
+    out = parse_page(page(html), ParseOptions(link_graph=True))
+    graph = dict(zip(out.links, out.anchors, strict=True))
+    assert graph["http://a.test/a"] == "River towns"  # the first anchor of a repeated link
+    assert graph["http://a.test/img"] == "Map"
+    assert graph["http://a.test/t"] == "Tip"
+    assert graph["http://a.test/ar"] == "Zone"
+    assert graph["http://a.test/both"] == "y"  # followed elsewhere on the page
+    assert len(graph["http://a.test/long"]) == 100
+    assert out.unfollowed == (("http://a.test/n", "Sponsor"),)
+    assert out.nofollow_links == 2
+    plain = parse_page(page(html), ParseOptions())
+    assert plain.links == out.links and plain.anchors == () and plain.unfollowed == ()
+
+
+def test_link_graph_of_a_nofollow_page_holds_every_link_unfollowed() -> None:
+    html = (
+        '<head><meta name="robots" content="nofollow"></head>'
+        f'<body>{ARTICLE}<a href="/n">one</a><a href="/m">two</a></body>'
+    )
+    out = parse_page(page(html), ParseOptions(link_graph=True, max_links=1))
+    assert out.links == ()
+    assert out.unfollowed == (("http://a.test/n", "one"),)  # as capped as followed links

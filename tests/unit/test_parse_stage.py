@@ -8,6 +8,7 @@ from pathlib import Path
 
 from trawl.config import CrawlConfig
 from trawl.crawl import Crawl
+from trawl.export_links import export_links
 from trawl.jobs import ParseJob
 from trawl.models import Location, UrlStatus
 from trawl.parse.page import ParsedPage
@@ -30,6 +31,7 @@ def _stage(crawl: Crawl, chunk: int) -> ParseStage:
         texts=crawl.texts,
         counters=crawl.counters,
         clock=crawl.clock,
+        links=crawl.links,
         chunk=chunk,
     )
 
@@ -115,10 +117,13 @@ async def test_a_commit_between_chunks_then_a_crash_loses_no_link(tmp_path: Path
     await asyncio.gather(task, return_exceptions=True)
     assert all(waiting == 1 for known, waiting in committed if known < 1001)
     crawl.store.close(commit=False)  # as kill -9 would leave it
-    for log in (crawl.warc_log, crawl.text_log, crawl.events_log):
-        log.close()
+    assert crawl.links is not None
+    crawl.links.flush()  # even written out, the page's links were never committed
+    crawl.logs.close()
     assert crawl.indexing is not None
     crawl.indexing.close()
+    # The link graph holds the page's links only with its acknowledgement.
+    assert export_links(data, tmp_path / "before").links == 0
 
     again = _crawl(data)
     try:
@@ -132,6 +137,8 @@ async def test_a_commit_between_chunks_then_a_crash_loses_no_link(tmp_path: Path
         assert len(again.parse_queue) == 0
     finally:
         again.close()
+    graph = export_links(data, tmp_path / "after")  # parsed twice, its links once
+    assert (graph.pages, graph.links) == (1, 1000)
 
 
 def test_max_per_host_zero_is_no_limit(tmp_path: Path) -> None:

@@ -11,6 +11,8 @@ PUBLIC = [
     "CrawlSummary",
     "Extraction",
     "Hit",
+    "HostOverride",
+    "IndexSpec",
     "ParsedPage",
     "QueryError",
     "RobotsRules",

@@ -150,6 +150,8 @@ def test_consecutive_user_agent_lines_share_one_group() -> None:
         "Host: example.com\n",
         "Clean-param: ref /articles/\n",
         "Request-rate: 1/5\n",
+        "Crawl-delay: 5\n",
+        "Crawl-delay: not a number\n",
         "nonsense line without colon and many words\n",
         "\n# comment\nSitemap: https://example.com/s.xml\nfoo: bar\n\n",
     ],
@@ -535,6 +537,19 @@ def test_dollar_inside_a_pattern_is_literal() -> None:
     assert allowed(body, "a", "/price")
 
 
+def test_a_literal_dollar_counts_as_its_three_octets() -> None:
+    # RFC 9309 2.2.2: reserved characters ("$" is one, RFC 3986 2.2) are percent-encoded
+    # before comparison and the most specific match is the one with the most octets. A
+    # "$" inside a rule is a literal, so "/$a" is "/%24a" (5 octets) and beats "/%24" (4).
+    body = "User-agent: a\nDisallow: /$a\nAllow: /%24\n"
+    assert not allowed(body, "a", "/$a")
+    assert not allowed(body, "a", "/%24a")
+    assert allowed(body, "a", "/$b")
+    # The two spellings of one path are one rule: equal length, so allow wins the tie.
+    assert allowed("User-agent: a\nDisallow: /$a\nAllow: /%24a\n", "a", "/$a")
+    assert allowed("User-agent: a\nAllow: /$a\nDisallow: /%24a\n", "a", "/$a")
+
+
 def test_dollar_anchor_with_query() -> None:
     body = "User-agent: a\nDisallow: /*?$\n"
     assert not allowed(body, "a", "/page?")
@@ -728,7 +743,7 @@ def test_crawl_delay_key_spellings(key: str) -> None:
 def test_crawl_delay_follows_group_selection() -> None:
     body = (
         "Crawl-delay: 99\n"  # outside any group: ignored
-        "User-agent: *\nCrawl-delay: 5\n\n"
+        "User-agent: *\nCrawl-delay: 5\nDisallow:\n\n"  # the empty rule ends the group
         "User-agent: slowbot\nDisallow: /x\nCrawl-delay: 2.5\n\n"
         "User-agent: plainbot\nDisallow: /y\n"
     )
@@ -749,7 +764,11 @@ def test_crawl_delay_of_merged_groups_is_the_first_valid_value() -> None:
 
 
 def test_crawl_delay_for_several_tokens_is_the_largest() -> None:
-    body = "User-agent: a\nCrawl-delay: 2\n\nUser-agent: b\nCrawl-delay: 7.5\n\nUser-agent: c\n"
+    body = (
+        "User-agent: a\nCrawl-delay: 2\nAllow:\n\n"
+        "User-agent: b\nCrawl-delay: 7.5\nAllow:\n\n"
+        "User-agent: c\n"
+    )
     rules = RobotsRules.parse(body.encode())
     assert rules.crawl_delay(["a", "b"]) == 7.5
     assert rules.crawl_delay(["c", "a"]) == 2.0
@@ -757,13 +776,52 @@ def test_crawl_delay_for_several_tokens_is_the_largest() -> None:
     assert rules.crawl_delay([]) is None
 
 
-def test_crawl_delay_line_ends_the_user_agent_list() -> None:
+def test_crawl_delay_between_user_agent_lines_does_not_split_the_group() -> None:
+    # RFC 9309 2.2.4: records other than user-agent, allow and disallow must not
+    # interfere with the groups. The crawl-delay is a member of the one group, so it
+    # applies to both agents, like the rule that follows.
+    body = "User-agent: a\nCrawl-delay: 5\nUser-agent: b\nDisallow: /x\n"
+    rules = RobotsRules.parse(body.encode())
+    assert rules.groups == (
+        RobotsGroup(agents=("a", "b"), rules=(RobotsRule(False, "/x"),), crawl_delay=5.0),
+    )
+    for agent in ("a", "b"):
+        assert not rules.is_allowed("/x", agent)
+        assert rules.crawl_delay(agent) == 5.0
+    assert rules.is_allowed("/x", "c")
+    assert rules.crawl_delay("c") is None
+
+
+def test_crawl_delay_then_blank_line_then_user_agent_is_one_group() -> None:
+    # The layout "*, Crawl-delay, blank, another agent, rules" reads as one group, as in
+    # the RFC's grammar (blank lines may stand between start-of-group lines) and in
+    # Google's parser: the star agent gets the other agent's rules too.
     body = "User-agent: *\nCrawl-delay: 10\n\nUser-agent: Googlebot\nDisallow: /x\n"
     rules = RobotsRules.parse(body.encode())
     assert rules.crawl_delay("trawl") == 10.0
-    assert rules.is_allowed("/x", "trawl")
-    assert rules.crawl_delay("Googlebot") is None
+    assert not rules.is_allowed("/x", "trawl")
+    assert rules.crawl_delay("Googlebot") == 10.0
     assert not rules.is_allowed("/x", "Googlebot")
+
+
+def test_crawl_delay_after_a_rule_does_not_start_a_group() -> None:
+    body = "User-agent: a\nDisallow: /x\nCrawl-delay: 3\nUser-agent: b\nDisallow: /y\n"
+    rules = RobotsRules.parse(body.encode())
+    assert rules_of(body, "a") == [(False, "/x")]
+    assert rules_of(body, "b") == [(False, "/y")]
+    assert rules.crawl_delay("a") == 3.0
+    assert rules.crawl_delay("b") is None
+
+
+def test_sitemap_and_unknown_lines_between_agents_keep_one_group() -> None:
+    body = (
+        "User-agent: a\nSitemap: https://e/s.xml\nUser-agent: b\nHost: e\n"
+        "User-agent: c\nCrawl-delay: 2\nUser-agent: d\nDisallow: /\n"
+    )
+    rules = RobotsRules.parse(body.encode())
+    assert [g.agents for g in rules.groups] == [("a", "b", "c", "d")]
+    assert all(not rules.is_allowed("/p", agent) for agent in "abcd")
+    assert rules.sitemaps == ("https://e/s.xml",)
 
 
 # --- Sitemaps -------------------------------------------------------------------------------

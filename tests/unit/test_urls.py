@@ -11,7 +11,15 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from trawl.errors import UrlError
-from trawl.urls import TRACKING_PARAMS, fingerprint, host_key, join, normalize
+from trawl.urls import (
+    TRACKING_PARAM_PREFIXES,
+    TRACKING_PARAMS,
+    fingerprint,
+    host_key,
+    join,
+    normalize,
+    without_tracking,
+)
 
 
 def _reason(url: str, *, strip_tracking: bool = False) -> str:
@@ -267,7 +275,30 @@ def test_tracking_list_is_lower_case_and_documented() -> None:
         assert name in TRACKING_PARAMS
     for name in ("yclid", "_hsenc", "_hsmi", "igshid"):
         assert name in TRACKING_PARAMS
+    for name in ("_ga", "_gl", "ttclid", "twclid", "li_fat_id", "srsltid", "oly_anon_id"):
+        assert name in TRACKING_PARAMS
+    for name in ("oly_enc_id", "vero_id", "wickedid", "rb_clickid", "s_cid"):
+        assert name in TRACKING_PARAMS
     assert all(name == name.lower() for name in TRACKING_PARAMS)
+    # Names sites use to choose content are never on it.
+    for name in ("ref", "source", "id", "page", "p", "q", "s", "lang", "sid", "campaign"):
+        assert name not in TRACKING_PARAMS
+        assert not name.startswith(TRACKING_PARAM_PREFIXES)
+
+
+@pytest.mark.parametrize(
+    ("url", "stripped"),
+    [
+        ("http://a.example/p?mtm_campaign=x&hsa_acc=1&k=1", "http://a.example/p?k=1"),
+        ("http://a.example/p?wt.mc_id=x&pk_campaign=y&_ga=2.1", "http://a.example/p"),
+        ("http://a.example/p?ttclid=1&twclid=2&srsltid=3&wickedid=4", "http://a.example/p"),
+        ("http://a.example/p?ref=home&sid=7", "http://a.example/p?ref=home&sid=7"),
+        ("http://a.example/p", "http://a.example/p"),
+    ],
+)
+def test_without_tracking_is_normalize_stripping(url: str, stripped: str) -> None:
+    assert without_tracking(url) == stripped
+    assert normalize(url, strip_tracking=True) == stripped
 
 
 # --- fragment, whitespace and controls ------------------------------------------------------
@@ -652,3 +683,4 @@ def test_stripping_tracking_only_removes_parameters(url: str) -> None:
         assert normal.startswith(stripped.partition("?")[0])
         kept = stripped.partition("?")[2].split("&")
         assert all(p in normal.partition("?")[2].split("&") for p in kept if p)
+        assert without_tracking(normal) == stripped

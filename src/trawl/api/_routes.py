@@ -17,8 +17,10 @@ class RouteSet(Protocol):
 
     Optional attributes, read with ``getattr``: ``openapi_security_schemes`` (merged
     into ``components.securitySchemes``), ``public_paths`` (paths, a trailing ``/`` for
-    all below, that need no read token: package files) and ``read_tokens`` (tokens that
-    also grant reads, asked on each request: the service's control token).
+    all below, that need no read token: package files), ``read_tokens`` (tokens that
+    also grant reads, asked on each request: the service's control token) and
+    ``middlewares`` (run after the app's own, before any route: the service's gate on
+    control calls).
     """
 
     # Read-only properties, so a route set may hold them as plain dicts.

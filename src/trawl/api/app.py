@@ -2,7 +2,9 @@
 
 ``create_app`` mounts a list of :class:`~trawl.api._routes.RouteSet` (by default the
 search API and page), merges their OpenAPI fragments into one OpenAPI 3.1 document at
-``GET /api/v1/openapi.json``, turns every error under ``/api``, ``/v1`` and ``/metrics``
+``GET /api/v1/openapi.json``, answers ``GET /healthz`` (no token: for load balancers;
+each route set may add what it knows, e.g. whether this server manages the crawls),
+turns every error under ``/api``, ``/v1`` and ``/metrics``
 into JSON, aiohttp's own too (404, 405, 413; an unexpected exception is logged and
 answered with a 500 carrying no traceback), answers only the Host names it serves and,
 where the operator wants it, reads with a token only (:mod:`trawl.api.guard`), and
@@ -13,6 +15,7 @@ assets, which the app serves from the package (``/static/``).
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from importlib import resources
 from pathlib import Path
@@ -56,8 +59,10 @@ __all__ = [
 log = logging.getLogger("trawl.api")
 
 OPENAPI_PATH = "/api/v1/openapi.json"
+HEALTH_PATH = "/healthz"
 DATA_DIR = web.AppKey("trawl.data_dir", Path)
 OPENAPI = web.AppKey("trawl.openapi", dict)
+ROUTE_SETS = web.AppKey("trawl.route_sets", list)
 
 SECURITY_HEADERS = {
     "Content-Security-Policy": (
@@ -105,7 +110,8 @@ def default_route_sets(
     from trawl.service.routes import ServiceRoutes
 
     service = ServiceRoutes(data_dir, allow_networks=allow_networks)
-    return [SearchRoutes(data_dir), service, DashboardRoutes(data_dir)]
+    search = SearchRoutes(data_dir, indexes=service.catalog.index_specs)
+    return [search, service, DashboardRoutes(data_dir)]
 
 
 def fleet_route_sets(data_dir: Path, place: CrawlPlace, config: CrawlConfig) -> list[RouteSet]:
@@ -113,11 +119,13 @@ def fleet_route_sets(data_dir: Path, place: CrawlPlace, config: CrawlConfig) -> 
     ``data_dir/index`` (its snippets read from the fleet's text log), and the crawl's
     pages and hosts; crawls are run by ``trawl worker``, so no control routes."""
     from trawl.api.search import SearchRoutes
-    from trawl.index.search import Searcher
+    from trawl.index.shard import IndexSpec
     from trawl.service.fleet import FleetRoutes
 
-    blobs = place.blob_store()
-    search = SearchRoutes(data_dir, searcher_factory=lambda d: Searcher(d, blobs=blobs))
+    # The index (whole or split into shards) under the crawl's own id; its snippets
+    # are read from the fleet's blobs.
+    spec = IndexSpec(place.crawl, data_dir / "index", place.blob_store())
+    search = SearchRoutes(data_dir, indexes=lambda: [spec])
     return [search, FleetRoutes(place, config)]
 
 
@@ -141,13 +149,19 @@ def create_app(
     def more_tokens() -> list[str]:  # the control token also grants reads
         return [t for s in sets for t in getattr(s, "read_tokens", ())]
 
-    middlewares = [guard_middleware(guard, public=public, tokens=more_tokens), _error_middleware]
+    middlewares = [
+        guard_middleware(guard, public=public, tokens=more_tokens),
+        _error_middleware,
+        *(m for s in sets for m in getattr(s, "middlewares", ())),
+    ]
     app = web.Application(middlewares=middlewares, client_max_size=MAX_BODY_BYTES)
     app[DATA_DIR] = data_dir
+    app[ROUTE_SETS] = sets
     app[OPENAPI] = build_openapi(
         sets, title=title, version=version or _version(), reads_need_token=guard.reads_need_token
     )
     app.router.add_get(OPENAPI_PATH, _openapi)
+    app.router.add_get(HEALTH_PATH, _healthz)
     for route_set in sets:
         route_set.register(app)
     static = resources.files("trawl.web") / "static"
@@ -162,7 +176,12 @@ def create_app(
 
 def public_paths(sets: Sequence[RouteSet]) -> tuple[str, ...]:
     """Paths (a trailing ``/``: all below) that need no read token: the package's files."""
-    return ("/static/", OPENAPI_PATH, *(p for s in sets for p in getattr(s, "public_paths", ())))
+    return (
+        "/static/",
+        OPENAPI_PATH,
+        HEALTH_PATH,
+        *(p for s in sets for p in getattr(s, "public_paths", ())),
+    )
 
 
 def build_openapi(
@@ -184,7 +203,23 @@ def build_openapi(
                 "tags": ["meta"],
                 "responses": {"200": {"description": "the OpenAPI 3.1 document"}},
             }
-        }
+        },
+        HEALTH_PATH: {
+            "get": {
+                "operationId": "health",
+                "summary": "Whether this server answers (for load balancers; no token)",
+                "description": "`status` is `ok` whenever the server answers; `role` says "
+                "whether it manages the crawls (`manager`) or serves reads while another "
+                "does (`standby`); `search` whether an index is open.",
+                "tags": ["meta"],
+                "responses": {
+                    "200": {
+                        "description": "the server answers",
+                        "content": {"application/json": {"schema": {"type": "object"}}},
+                    }
+                },
+            }
+        },
     }
     schemas: dict[str, Any] = {"Error": ERROR_SCHEMA}
     security: dict[str, Any] = {}
@@ -277,6 +312,15 @@ def _version() -> str:
 
 async def _openapi(request: web.Request) -> web.Response:
     return json_response(request.app[OPENAPI])
+
+
+async def _healthz(request: web.Request) -> web.Response:
+    body: dict[str, Any] = {"status": "ok", "pid": os.getpid()}
+    for route_set in request.app[ROUTE_SETS]:
+        health = getattr(route_set, "health", None)
+        if health is not None:
+            body.update(health())
+    return json_response(body)
 
 
 _REASONS = {

@@ -202,9 +202,18 @@ def load_token(path: Path, given: str | None) -> tuple[str, bool]:
             raise ValueError(f"{path} is empty: delete it and a new token is made")
         return token, False
     token = secrets.token_urlsafe(32)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    # Written aside, then linked in place: a second server starting at the same moment
+    # finds either no file or the whole token, never half of it, and takes the first.
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w") as f:
         f.write(token + "\n")
+    try:
+        os.link(tmp, path)
+    except FileExistsError:
+        return path.read_text().strip(), False
+    finally:
+        tmp.unlink()
     return token, True
 
 

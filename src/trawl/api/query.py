@@ -45,11 +45,15 @@ _NOT_UTF8 = re.compile("[\ud800-\udfff]")
 _INT = re.compile(r"[0-9]{1,9}")
 
 
+MAX_CRAWL_CHARS = 200
+
+
 @dataclass(frozen=True, slots=True)
 class SearchParams:
     query: str
     page: int = 1
     size: int = DEFAULT_SIZE
+    crawl: str | None = None  # one crawl's pages only (None: every crawl's)
 
 
 class ParamError(ValueError):
@@ -113,6 +117,11 @@ def parse_params(query: Mapping[str, str]) -> SearchParams:
         errors["query"] = problem
     page = _int(query.get("page"), "page", 1, MAX_PAGE, errors)
     size = _int(query.get("size"), "size", DEFAULT_SIZE, MAX_SIZE, errors)
+    crawl = query.get("crawl") or None  # an empty choice (the page's "all crawls") is none
+    if crawl is not None and (
+        len(crawl) > MAX_CRAWL_CHARS or _CONTROLS.search(crawl) or _NOT_UTF8.search(crawl)
+    ):
+        errors["crawl"] = "is not a crawl id"
     if "page" not in errors and page * size > MAX_RESULTS:
         errors["page"] = (
             f"results go {MAX_RESULTS:,} deep: with size {size}, pages go up to "
@@ -120,4 +129,4 @@ def parse_params(query: Mapping[str, str]) -> SearchParams:
         )
     if errors:
         raise ParamError(errors)
-    return SearchParams(text, page, size)
+    return SearchParams(text, page, size, crawl)

@@ -1,8 +1,11 @@
 """The search route set: ``GET /api/v1/search`` and the search page at ``/``.
 
-The searcher over ``<data>/index/`` opens at startup, or on the first request once a
-crawl has written the index; until then search answers 503 with a clear message. The
-searcher picks up new commits of the index by itself (a stat a second). Searches run
+The searcher searches the indexes ``indexes`` lists (``trawl serve``: every crawl of
+the data directory, ``trawl.service.catalog``), or ``<data>/index/``; ``crawl=ID``
+narrows a search to one crawl (404 for a crawl not held). It opens at startup, or on
+the first request once a crawl has written an index; until then search answers 503
+with a clear message. The searcher picks up new commits and new crawls by itself (a
+stat a second). Searches run
 in a pool of threads, never on the event loop: one slow search (a typo correction
 over a huge vocabulary, a cold disk) holds up no other request. tantivy lets go of
 the GIL while it searches, so the threads really overlap; the Python parts
@@ -30,6 +33,7 @@ from trawl.api.query import ParamError, SearchParams, parse_params, query_params
 from trawl.api.search_openapi import SEARCH_PATHS, SEARCH_SCHEMAS
 from trawl.index import Hit, QueryError, Searcher, SearchResults
 from trawl.index.schema import IndexFormatError, NoIndexError, index_exists
+from trawl.index.search import IndexSource, UnknownCrawlError
 from trawl.web.search_page import SearchPage
 
 log = logging.getLogger("trawl.api.search")
@@ -54,6 +58,7 @@ def hit_json(hit: Hit) -> dict[str, Any]:
         "snippet": hit.snippet,
         "link": hit.link,
         "host": hit.host,
+        "crawl": hit.crawl,
         "fetched_at": iso_time(hit.fetched_at),
     }
 
@@ -70,6 +75,7 @@ class SearchRoutes:
         self,
         data_dir: Path,
         *,
+        indexes: IndexSource | None = None,
         searcher_factory: SearcherFactory | None = None,
         cache_size: int = 1024,
         page: bool = True,
@@ -78,7 +84,8 @@ class SearchRoutes:
     ) -> None:
         self.data_dir = data_dir
         self.index_dir = data_dir / "index"
-        self._factory = searcher_factory or (lambda d: Searcher(d, cache_size=cache_size))
+        self._indexes = indexes
+        self._factory = searcher_factory or self._default_factory(indexes, cache_size)
         self._page = page
         self._clock = clock
         self._searcher: Searcher | None = None
@@ -86,6 +93,15 @@ class SearchRoutes:
         self._threads = threads
         self._pool: ThreadPoolExecutor | None = None
         self._opening = threading.Lock()  # searches of the pool open it at most once
+
+    @staticmethod
+    def _default_factory(indexes: IndexSource | None, cache_size: int) -> SearcherFactory:
+        def make(index_dir: Path) -> Searcher:
+            if indexes is not None:
+                return Searcher(indexes=indexes, cache_size=cache_size)
+            return Searcher(index_dir, cache_size=cache_size)
+
+        return make
 
     # RouteSet ---------------------------------------------------------------------
 
@@ -123,7 +139,7 @@ class SearchRoutes:
         if now - self._last_try < 1.0:
             raise NoIndexError(self.no_index_message())
         self._last_try = now
-        if not index_exists(self.index_dir):
+        if not self._any_index():
             raise NoIndexError(self.no_index_message())
         try:
             self._searcher = self._factory(self.index_dir)
@@ -136,6 +152,18 @@ class SearchRoutes:
                 f"the search index in {self.index_dir} cannot be opened yet"
             ) from exc
         return self._searcher
+
+    def _any_index(self) -> bool:
+        if self._indexes is None:
+            return index_exists(self.index_dir)
+        return any(index_exists(spec.index_dir) for spec in self._indexes())
+
+    def health(self) -> dict[str, Any]:
+        return {"search": "ready" if self._searcher is not None else "no index yet"}
+
+    def crawls(self) -> list[str]:
+        """The crawls searched (for the page's choice; [] before any index)."""
+        return self._searcher.crawls() if self._searcher is not None else []
 
     def no_index_message(self) -> str:
         return (
@@ -156,6 +184,8 @@ class SearchRoutes:
             response = json_error(503, str(exc))
             response.headers["Retry-After"] = "5"
             return response
+        except UnknownCrawlError as exc:
+            return json_error(404, f"no such crawl: {exc}", {"crawl": "no such crawl"})
         except self.query_errors as exc:
             return json_error(400, f"bad query: {exc}", {"query": str(exc)})
         body: dict[str, Any] = {
@@ -177,4 +207,9 @@ class SearchRoutes:
         return await asyncio.get_running_loop().run_in_executor(self._pool, self._search, params)
 
     def _search(self, params: SearchParams) -> SearchResults:
-        return self.searcher().search(params.query, page=params.page, size=params.size)
+        try:
+            return self.searcher().search(
+                params.query, page=params.page, size=params.size, crawl=params.crawl
+            )
+        except IndexFormatError as exc:  # only an older trawl's index to search
+            raise NoIndexError(str(exc)) from exc

@@ -17,10 +17,12 @@ SEARCH_PATHS: dict[str, Any] = {
     "/api/v1/search": {
         "get": {
             "operationId": "search",
-            "summary": "Search the stored pages",
+            "summary": "Search the stored pages of every crawl",
             "description": (
                 'Words and phrases (`"..."`), AND/OR/NOT, typo tolerance and stemming; '
-                "ranked by relevance. Snippets are HTML-safe, with `<mark>` around the "
+                "ranked by relevance (BM25 over all the crawls searched as one corpus; a "
+                "page stored by several crawls is one hit, its newest fetch). Snippets are "
+                "HTML-safe, with `<mark>` around the "
                 "words that matched. Read-only: no token needed on a loopback bind (off loopback, "
                 "the server asks for its read token; see the 401 answer where it does)."
             ),
@@ -39,6 +41,15 @@ SEARCH_PATHS: dict[str, Any] = {
                     "required": False,
                     "description": f"1-based page of results (page * size <= {MAX_RESULTS})",
                     "schema": {"type": "integer", "minimum": 1, "maximum": MAX_PAGE, "default": 1},
+                },
+                {
+                    "name": "crawl",
+                    "in": "query",
+                    "required": False,
+                    "description": "search this crawl's pages only (an id of GET /v1/crawls: "
+                    "`main` for the data directory's own crawl); default: every crawl the "
+                    "server holds, ranked as one index",
+                    "schema": {"type": "string", "maxLength": 200},
                 },
                 {
                     "name": "size",
@@ -63,6 +74,7 @@ SEARCH_PATHS: dict[str, Any] = {
                     },
                 },
                 "400": _error("a bad query or parameter; `fields` says which and why"),
+                "404": _error("`crawl` names no crawl this server holds"),
                 "503": _error("there is no search index yet (crawl first)"),
             },
         }
@@ -81,6 +93,10 @@ SEARCH_SCHEMAS: dict[str, Any] = {
             },
             "link": {"type": "string", "format": "uri"},
             "host": {"type": "string"},
+            "crawl": {
+                "type": ["string", "null"],
+                "description": "the crawl whose copy of the page this is",
+            },
             "fetched_at": {
                 "type": ["string", "null"],
                 "description": "when the page was fetched (ISO 8601, UTC)",

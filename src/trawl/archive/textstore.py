@@ -14,7 +14,7 @@ from typing import Any
 
 import orjson
 
-from trawl.archive.gz import gzip_member
+from trawl.archive.gz import gunzip, gzip_member
 from trawl.models import Location
 from trawl.storage.blobs import SegmentWriter
 
@@ -35,7 +35,7 @@ class TextStore:
 
 def decode_record(data: bytes, location: Location) -> dict[str, Any]:
     """The text record in ``data``, the gzip member read from ``location``."""
-    value = orjson.loads(gzip.decompress(data))
+    value = orjson.loads(gunzip(data))
     if not isinstance(value, dict):
         raise ValueError(f"{location.file}@{location.offset}: not a text record")
     return value

@@ -10,6 +10,7 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 
+from trawl import memory
 from trawl.cli import _crawl, _export, _extract, _fleet, _robots, _search, _serve, _url
 
 Handler = Callable[[argparse.Namespace], int]
@@ -29,6 +30,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    # Before any thread starts (tantivy's, the log flusher): see trawl.memory.
+    memory.limit_arenas()
     parser = build_parser()
     args = parser.parse_args(argv)
     handler: Handler = args.handler

@@ -1,4 +1,4 @@
-"""``trawl worker``, and ``trawl crawl --redis``: one crawl in Redis, many workers.
+"""``trawl worker``: one crawl in Redis, many workers (``_fleet_submit.py`` submits it).
 
 The crawl (its config, seeds, frontier, pages, queues) lives in Redis; its WARC, text
 and event logs in a blob store (an ``s3://`` bucket, or a directory every worker
@@ -16,18 +16,22 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
-
-import orjson
+from typing import TYPE_CHECKING, Any
 
 from trawl.cli._place import add_place_arguments
 from trawl.cli._run import EXIT_DISK_FULL
-from trawl.config import CrawlConfig, config_json, load_config
+from trawl.config import CrawlConfig
+from trawl.config_load import load_config, saved_settings
 from trawl.errors import ConfigError, DiskFullError, SessionLostError, StorageError
-from trawl.models import UrlStatus
 from trawl.roles import ALL_ROLES, Role
-from trawl.storage.base import CrawlStore
+from trawl.storage.base import CrawlStore, HostLeases
+from trawl.storage.blobs import BlobStore
+from trawl.storage.open import open_redis_host_leases
 from trawl.storage.place import BLOBS_META, CrawlPlace
+
+if TYPE_CHECKING:
+    from trawl.crawl import Crawl
+    from trawl.frontier.idle import FleetWait
 
 ROLES = {
     "fetch": frozenset({Role.FETCH}),
@@ -97,6 +101,7 @@ def worker_id() -> str:
 
 
 def saved_config(place: CrawlPlace) -> tuple[dict[str, Any], str | None]:
+    """The crawl's config as submitted (without its seeds), and where its logs live."""
     reader = place.reader()
     try:
         raw, blobs = reader.meta("config"), reader.meta(BLOBS_META)
@@ -104,10 +109,7 @@ def saved_config(place: CrawlPlace) -> tuple[dict[str, Any], str | None]:
         reader.close()
     if raw is None:
         raise ConfigError(f"no crawl {place.crawl!r} in {place.redis}: submit one first")
-    """The crawl's config as submitted (without its seeds), and where its logs live."""
-    saved: dict[str, Any] = orjson.loads(raw)
-    saved.pop("seeds", None)  # in the frontier already
-    return saved, blobs
+    return saved_settings(raw), blobs
 
 
 def _wait_for_crawl(place: CrawlPlace, seconds: float) -> tuple[dict[str, Any], str | None]:
@@ -138,16 +140,45 @@ def open_fleet_store(
         place.crawl,
         worker=worker,
         max_per_host=config.max_per_host or None,
-        lease_seconds=config.timeouts.total * 2 + 60,
+        lease_seconds=config.lease_seconds,
         session_ttl=session_ttl,
         wait_replicas=wait_replicas,
     )
 
 
-def _worker(args: argparse.Namespace) -> int:
-    from trawl.cli._run import run_and_report
+def fleet_crawl(
+    config: CrawlConfig,
+    store: CrawlStore,
+    blobs: BlobStore,
+    *,
+    roles: frozenset[Role],
+    writer: str,
+    leases: HostLeases | None,
+) -> tuple[Crawl, FleetWait | None]:
+    """A fleet worker's crawl, and (with the fetch role) how it waits for work without
+    polling the schedule: close the waiter after the run."""
     from trawl.crawl import Crawl
+    from trawl.frontier.idle import FleetWait
 
+    signal = getattr(store, "wake_signal", None)
+    waiter = FleetWait(signal()) if signal is not None and Role.FETCH in roles else None
+    crawl = Crawl(
+        config, store=store, blobs=blobs, roles=roles, writer=writer, leases=leases, waiter=waiter
+    )
+    return crawl, waiter
+
+
+def run_fleet(crawl: Crawl, waiter: FleetWait | None, args: argparse.Namespace) -> int:
+    from trawl.cli._run import run_and_report
+
+    try:
+        return run_and_report(crawl, quiet=args.quiet, interval=args.progress_interval)
+    finally:
+        if waiter is not None:
+            waiter.close()
+
+
+def _worker(args: argparse.Namespace) -> int:
     if args.redis is None:
         print("trawl worker: --redis URL is required", file=sys.stderr)
         return 2
@@ -168,7 +199,12 @@ def _worker(args: argparse.Namespace) -> int:
         store = open_fleet_store(
             config, place, wid, session_ttl=args.session_ttl, wait_replicas=args.wait_replicas
         )
-        crawl = Crawl(config, store=store, blobs=blobs, roles=ROLES[args.role], writer=wid)
+        # Shared with every crawl in this Redis, whatever its id (storage/redis/hostleases);
+        # a killed worker's host leases lapse no later than its session.
+        leases = open_redis_host_leases(args.redis, beat_ttl=args.session_ttl)
+        crawl, waiter = fleet_crawl(
+            config, store, blobs, roles=ROLES[args.role], writer=wid, leases=leases
+        )
     except DiskFullError as exc:
         print(f"trawl worker: {exc}", file=sys.stderr)
         return EXIT_DISK_FULL
@@ -179,7 +215,7 @@ def _worker(args: argparse.Namespace) -> int:
     lost: list[float] = []
     while True:
         try:
-            code = run_and_report(crawl, quiet=args.quiet, interval=args.progress_interval)
+            code = run_fleet(crawl, waiter, args)
             break
         except SessionLostError as exc:
             # Silent too long (a pause, a failover): the others took over its work. A
@@ -197,7 +233,9 @@ def _worker(args: argparse.Namespace) -> int:
                     config, place, wid, session_ttl=args.session_ttl,
                     wait_replicas=args.wait_replicas,
                 )  # fmt: skip
-                crawl = Crawl(config, store=store, blobs=blobs, roles=ROLES[args.role], writer=wid)
+                crawl, waiter = fleet_crawl(
+                    config, store, blobs, roles=ROLES[args.role], writer=wid, leases=leases
+                )
             except StorageError as reopen:
                 print(f"trawl worker {wid}: {reopen}", file=sys.stderr)
                 return 1
@@ -209,81 +247,3 @@ def _worker(args: argparse.Namespace) -> int:
     if trips is not None:
         print(f"redis: {trips} round trips, {commands} commands", file=sys.stderr)
     return code
-
-
-def follow(place: CrawlPlace, *, interval: float, quiet: bool) -> int:
-    """Show the fleet's progress until the crawl is done (nothing queued, leased,
-    waiting or unparsed); 130 if interrupted."""
-    # One reader throughout: a cluster client learns every node, so it rides out a
-    # failover of the node it was first pointed at.
-    import redis
-
-    reader = place.reader()
-    try:
-        while True:
-            try:
-                s = reader.stats()
-            except redis.RedisError as exc:  # a failover under way: ask again
-                print(f"waiting for Redis: {exc}", file=sys.stderr)
-                time.sleep(interval)
-                continue
-            known: int = sum(s.urls.values())
-            active = s.urls.get(UrlStatus.QUEUED, 0) + s.urls.get(UrlStatus.IN_FLIGHT, 0)
-            waiting = s.urls.get(UrlStatus.WAITING, 0)
-            if not quiet:
-                print(
-                    f"{known:,} URLs, {s.urls.get(UrlStatus.PARSED, 0):,} parsed, "
-                    f"{s.documents:,} documents, {active:,} to fetch, {waiting:,} waiting, "
-                    f"{s.parse_backlog:,} to parse",
-                    file=sys.stderr,
-                )
-            if known and active == 0 and waiting == 0 and s.parse_backlog == 0:
-                return 0
-            time.sleep(interval)
-    except KeyboardInterrupt:
-        return 130
-    finally:
-        reader.close()
-
-
-def submit_and_run(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
-    """``trawl crawl --redis``: submit (or resume) the crawl, then work on it here
-    (``--no-worker``: only submit and follow the fleet)."""
-    from trawl.cli._run import run_and_report
-    from trawl.crawl import Crawl
-
-    place = CrawlPlace(redis=args.redis, crawl=args.crawl_id, blobs=args.blobs)
-    scratch = args.data or Path(tempfile.mkdtemp(prefix="trawl-crawl-"))
-    try:
-        try:
-            saved, saved_blobs = saved_config(place)
-        except ConfigError:
-            saved, saved_blobs = {}, None
-        blobs_where = args.blobs or saved_blobs or (str(args.data.resolve()) if args.data else None)
-        if blobs_where is None:
-            raise ConfigError("--redis needs --blobs s3://BUCKET/PREFIX (or --data DIR)")
-        settings = {**saved, **{k: v for k, v in overrides.items() if v is not None}}
-        settings["data_dir"] = scratch
-        config = load_config(file=args.config, overrides=settings)
-        if not config.seeds and not saved:
-            raise ConfigError("no seeds: give SEED arguments or --seeds FILE")
-        wid = worker_id()
-        blobs = place.blob_store(where=blobs_where, spool=scratch / "spool")
-        store = open_fleet_store(config, place, wid)
-        # Without a worker here, only the parse role's side: it admits the seeds.
-        roles = ROLES["parse"] if args.no_worker else ROLES["all"]
-        crawl = Crawl(config, store=store, blobs=blobs, roles=roles, writer=wid)
-        # The seeds are in the frontier before the config is in Redis: a worker that
-        # finds the crawl finds its work (else it could see nothing to do, and end).
-        crawl.add_seeds(list(config.seeds))
-        store.meta.set("config", config_json(config))
-        store.meta.set(BLOBS_META, blobs_where)
-        crawl.commit()
-    except (ConfigError, StorageError) as exc:
-        print(f"trawl crawl: {exc}", file=sys.stderr)
-        return 2
-    if not args.no_worker:
-        return run_and_report(crawl, quiet=args.quiet, interval=args.progress_interval)
-    crawl.close()
-    print(f"submitted crawl {place.crawl!r} to {args.redis}; following it", file=sys.stderr)
-    return follow(place, interval=args.progress_interval or 2.0, quiet=args.quiet)

@@ -1,4 +1,9 @@
-"""Running a built crawl from the command line: progress, signals, the summary."""
+"""Running a built crawl from the command line: progress, signals, the summary.
+
+At a terminal a live line and a text summary; otherwise (a pipe, a service manager's
+journal) JSON log lines on stderr, one per progress interval, signal and summary, like
+``trawl serve`` (``logs.py``).
+"""
 
 from __future__ import annotations
 
@@ -6,12 +11,13 @@ import asyncio
 import contextlib
 import signal
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TextIO
 
 from trawl.errors import DiskFullError
 
 if TYPE_CHECKING:
     from trawl.crawl import Crawl
+    from trawl.progress import Reporter
 
 # Exit status of a crawl stopped by a full disk or by the free-space reserve (the
 # sysexits.h EX_TEMPFAIL: try again later, here once space is freed; the crawl
@@ -19,11 +25,26 @@ if TYPE_CHECKING:
 EXIT_DISK_FULL = 75
 
 
+def reporter_for(stream: TextIO, *, interval: float | None) -> Reporter:
+    """A live line at a terminal; else JSON lines through the ``trawl`` loggers."""
+    from trawl.logs import setup_logging
+    from trawl.progress import LogReporter, ProgressReporter
+
+    if stream.isatty():
+        return ProgressReporter(stream, interval=interval)
+    setup_logging(stream, json=True)
+    return LogReporter(interval=interval)
+
+
+def fail(message: str, code: int) -> int:
+    """Say why the crawl cannot run (as its progress would be said) and return ``code``."""
+    reporter_for(sys.stderr, interval=None).fail(message)
+    return code
+
+
 def run_and_report(crawl: Crawl, *, quiet: bool, interval: float | None) -> int:
     """Run a built crawl to its end with progress, signals and the summary; the exit code."""
-    from trawl.progress import ProgressReporter
-
-    reporter = ProgressReporter(interval=interval)
+    reporter = reporter_for(sys.stderr, interval=interval)
     late = _LateInterrupts()
     try:
         summary = asyncio.run(_run(crawl, reporter, late, quiet=quiet))
@@ -59,7 +80,7 @@ class _LateInterrupts:
             signal.signal(sig, self._on)
 
 
-async def _run(crawl: Any, reporter: Any, late: _LateInterrupts, *, quiet: bool) -> Any:
+async def _run(crawl: Any, reporter: Reporter, late: _LateInterrupts, *, quiet: bool) -> Any:
     loop = asyncio.get_running_loop()
     interrupts = 0
 
@@ -67,7 +88,7 @@ async def _run(crawl: Any, reporter: Any, late: _LateInterrupts, *, quiet: bool)
         nonlocal interrupts
         interrupts += 1
         if interrupts == 1:
-            print("\nstopping: finishing in-flight work (Ctrl-C again to abort)", file=sys.stderr)
+            reporter.note("stopping: finishing in-flight work (Ctrl-C again to abort)")
             crawl.request_stop()
         else:
             crawl.abort()

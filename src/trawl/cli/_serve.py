@@ -21,8 +21,13 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     p = sub.add_parser(
         "serve",
         help="serve the search API and search page over a crawl's data directory",
-        description="Serve GET /api/v1/search, the search page at / and the OpenAPI "
-        "document at /api/v1/openapi.json over the index in DIR/index. Binds to "
+        description="Serve GET /api/v1/search, the search page at /, the crawl API and "
+        "dashboard (/v1/crawls, /crawls) and the OpenAPI document at /api/v1/openapi.json "
+        "over every crawl in DIR: DIR's own (trawl crawl --data DIR, shown as crawl main) "
+        "and those started through the API (DIR/crawls/ID), searched as one index. DIR "
+        "is made (mode 0700) if missing. Several trawl serve processes may serve one DIR "
+        "(behind a load balancer): one manages the crawls, the others answer reads and "
+        "take over when it stops (GET /healthz says which). Binds to "
         "127.0.0.1 unless --host says otherwise; --port 0 takes a free port. The "
         "address is printed once the server listens. Ctrl-C or SIGTERM stops it. "
         "Requests must name one of the server's host names (Host header; against DNS "
@@ -69,6 +74,14 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
         "for networks within these, and may resolve names only to public addresses or "
         "addresses within them. Default: none",
     )
+    p.add_argument(
+        "--politeness-dir",
+        metavar="DIR",
+        help="the host leases all crawls started through the API share (one request in "
+        "flight per host, the largest delay any asks; default DIR/hosts; also "
+        "TRAWL_POLITENESS_DIR; give the same directory as your `trawl crawl`s to share "
+        "with them; none: each crawl alone)",
+    )
     p.set_defaults(handler=_serve)
 
 
@@ -111,8 +124,12 @@ def _serve(args: argparse.Namespace) -> int:
         return 2
     data: Path = args.data
     if not data.is_dir():
-        print(f"trawl serve: no data directory {data}", file=sys.stderr)
-        return 2
+        try:
+            data.mkdir(mode=0o700, parents=True)
+        except OSError as exc:
+            print(f"trawl serve: cannot make the data directory {data}: {exc}", file=sys.stderr)
+            return 2
+        print(f"trawl serve: made the data directory {data} (empty: crawls go in it)")
     if not 0 <= args.port <= 65535:
         print(f"trawl serve: --port {args.port} is not a port", file=sys.stderr)
         return 2
@@ -126,11 +143,14 @@ def _serve(args: argparse.Namespace) -> int:
     except (ValueError, OSError) as exc:
         print(f"trawl serve: {exc}", file=sys.stderr)
         return 2
+    if args.politeness_dir is not None:
+        # Read by the service's crawl manager, and inherited by every crawl it starts.
+        os.environ["TRAWL_POLITENESS_DIR"] = args.politeness_dir
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(name)s: %(message)s")
-    if not (data / "index").is_dir():
+    if not (data / "index").is_dir() and not (data / "crawls").is_dir():
         print(
-            f"trawl serve: no search index in {data}/index yet; "
-            "search answers 503 until a crawl writes it"
+            f"trawl serve: no crawl in {data} yet; search answers 503 until a crawl "
+            "writes an index (trawl crawl --data DIR, or POST /v1/crawls)"
         )
 
     def ready(url: str) -> None:
@@ -155,7 +175,7 @@ def _route_sets(args: argparse.Namespace, data: Path, networks: list[Any]) -> li
     """The one-machine service over ``data``, or (``--redis``) the fleet's read routes."""
     from trawl.api.app import default_route_sets, fleet_route_sets
     from trawl.cli._fleet import saved_config
-    from trawl.config import load_config
+    from trawl.config_load import load_config
 
     place = fleet_place(args)
     if place is None:

@@ -10,11 +10,18 @@ import argparse
 import ipaddress
 import socket
 import sys
+import textwrap
 from typing import Any
 
 from trawl.errors import UrlError
 from trawl.fetch.address import AddressGuard, IPNetwork, is_localhost, read_host, url_host
-from trawl.urls import fingerprint, join, normalize
+from trawl.urls import (
+    TRACKING_PARAM_PREFIXES,
+    TRACKING_PARAMS,
+    fingerprint,
+    join,
+    normalize,
+)
 
 _USAGE_ERROR = 2
 _LOOKUP_FAILED = 1
@@ -33,7 +40,16 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     normalize_parser = commands.add_parser(
         "normalize",
         help="print the normal form of a URL",
-        description="Print the normal form of an absolute http(s) URL.",
+        description=textwrap.fill(
+            "Print the normal form of an absolute http(s) URL, as the crawler admits it: "
+            "RFC 3986 section 6 (lower-case scheme and host, no default port, dot segments "
+            "removed, percent-encoding normalised, no fragment) with known tracking "
+            "parameters dropped (--keep-tracking keeps them). A crawl then applies the "
+            "host's learned equivalences (trawl stats --data DIR --host HOST shows them).",
+            width=78,
+        ),
+        epilog=_tracking_epilog(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     _add_strip_tracking(normalize_parser)
     normalize_parser.add_argument("url", metavar="URL")
@@ -55,6 +71,7 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
         help="print the signed 64-bit fingerprint of a URL's normal form",
         description="Normalise URL and print its signed 64-bit fingerprint (decimal).",
     )
+    _add_strip_tracking(fingerprint_parser)
     fingerprint_parser.add_argument("url", metavar="URL")
     fingerprint_parser.set_defaults(handler=_fingerprint)
 
@@ -81,10 +98,31 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
 
 
 def _add_strip_tracking(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument(
+        "--keep-tracking",
+        dest="strip_tracking",
+        action="store_false",
+        default=True,
+        help="keep known tracking parameters (utm_*, gclid, fbclid, ...) in the query; "
+        "by default they are dropped, as a crawl drops them",
+    )
+    group.add_argument(
         "--strip-tracking",
+        dest="strip_tracking",
         action="store_true",
-        help="remove known tracking parameters (utm_*, gclid, fbclid, ...) from the query",
+        help="drop them (the default)",
+    )
+
+
+def _tracking_epilog() -> str:
+    """The tracking parameters, wrapped, for ``--help``."""
+    names = sorted(TRACKING_PARAMS)
+    prefixes = ", ".join(f"{p}*" for p in TRACKING_PARAM_PREFIXES)
+    lines = textwrap.wrap(", ".join(names), width=78, break_on_hyphens=False)
+    return (
+        "Tracking parameters dropped (names compared case-insensitively):\n"
+        f"  {prefixes}, and\n" + "\n".join("  " + line for line in lines)
     )
 
 
@@ -116,7 +154,7 @@ def _join(args: argparse.Namespace) -> int:
 
 def _fingerprint(args: argparse.Namespace) -> int:
     try:
-        print(fingerprint(normalize(args.url)))
+        print(fingerprint(normalize(args.url, strip_tracking=args.strip_tracking)))
     except UrlError as error:
         return _fail("fingerprint", str(error))
     return 0

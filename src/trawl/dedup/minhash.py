@@ -6,8 +6,13 @@ shingle of ``shingle`` consecutive words hashed to 64 bits, duplicates dropped).
 of the ``perms`` hash functions is ``a * x + b (mod 2^64)`` with a random odd ``a``:
 a bijection of the shingle hashes, so its minimum picks a uniformly random shingle,
 and two texts agree on one minimum with probability their Jaccard similarity. All
-``perms`` minima come from one numpy product (shingles x perms); the top 32 bits of
-each are kept, so a signature is ``4 * perms`` bytes.
+``perms`` minima come from numpy products (perms x a block of shingles, computed in
+place in one scratch block that stays in the CPU's cache, each row reduced along its
+contiguous axis: 2.3x less CPU than a fresh (shingles x perms) array per block); the
+``a`` and ``b`` operands are whole (perms x block) arrays made once per process, not
+broadcast columns: numpy's vectorised loops want contiguous operands (a broadcast
+column takes its slower strided loop, 1.6x the CPU of the products). The top 32 bits
+of each minimum are kept, so a signature is ``4 * perms`` bytes.
 
 LSH: the signature is cut into ``bands`` of ``rows`` values; two texts whose
 similarity is ``s`` share at least one band with probability ``1 - (1 - s^rows)^bands``,
@@ -34,7 +39,7 @@ __all__ = ["MinHasher", "Signature"]
 Signature = bytes
 """``perms`` little-endian uint32 minima."""
 
-_CHUNK = 4096  # shingles per product, so the (shingles x perms) matrix stays small
+_CHUNK = 512  # shingles per product: a (perms x shingles) block of 512 KiB at 128 perms
 
 
 def _signed(value: int) -> int:
@@ -49,6 +54,17 @@ def _coefficients(perms: int, seed: int) -> tuple[npt.NDArray[np.uint64], npt.ND
     b = rng.integers(0, 2**63, perms, dtype=np.uint64)
     a.flags.writeable = b.flags.writeable = False  # shared by every hasher of these settings
     return a, b
+
+
+@functools.cache
+def _operands(perms: int, seed: int) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint64]]:
+    """``a`` and ``b`` repeated along a block of shingles, C-contiguous (perms x _CHUNK):
+    1 MiB per process at 128 perms, made on first use."""
+    a, b = _coefficients(perms, seed)
+    whole = [np.ascontiguousarray(np.broadcast_to(v[:, None], (perms, _CHUNK))) for v in (a, b)]
+    for v in whole:
+        v.flags.writeable = False
+    return whole[0], whole[1]
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,13 +84,13 @@ class MinHasher:
             raise ValueError("perms must be a positive multiple of bands")
         if not 0.0 < self.threshold <= 1.0:
             raise ValueError("threshold must be in (0, 1]")
-        a, b = _coefficients(self.perms, self.seed)
+        a, b = _operands(self.perms, self.seed)  # (perms x _CHUNK) each
         object.__setattr__(self, "_a", a)
         object.__setattr__(self, "_b", b)
 
     def __reduce__(self) -> tuple[type[MinHasher], tuple[int, int, int, float, int]]:
         # The hasher rides with every parse job to the workers: send the settings only
-        # (the coefficients are derived again, once per worker), not 2 KiB of arrays.
+        # (the coefficients are derived again, once per worker), not 1 MiB of arrays.
         return MinHasher, (self.shingle, self.perms, self.bands, self.threshold, self.seed)
 
     @property
@@ -98,9 +114,15 @@ class MinHasher:
             return None
         hashes = shingle_hashes(words, self.shingle)
         low = np.full(self.perms, np.iinfo(np.uint64).max, dtype=np.uint64)
+        a, b = self._a, self._b
+        block = np.empty((self.perms, min(len(hashes), _CHUNK)), dtype=np.uint64)
         for start in range(0, len(hashes), _CHUNK):
-            part = hashes[start : start + _CHUNK, None]
-            np.minimum(low, (part * self._a + self._b).min(axis=0), out=low)
+            part = hashes[None, start : start + _CHUNK]
+            n = part.shape[1]
+            values = block[:, :n]
+            np.multiply(a[:, :n], part, out=values)  # a * x + b (mod 2^64), in place
+            np.add(values, b[:, :n], out=values)
+            np.minimum(low, values.min(axis=1), out=low)
         return (low >> np.uint64(32)).astype("<u4").tobytes()
 
     def band_keys(self, signature: Signature) -> list[int]:

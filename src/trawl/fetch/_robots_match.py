@@ -8,8 +8,9 @@ UTF-8, space, a stray ``%``) escaped. On the URL side ``*`` and ``$`` are escape
 a raw ``*`` in a rule is the wildcard and a final ``$`` the end anchor. The URL's path and
 query (``/p?q``) are matched; the fragment is dropped.
 
-The most specific rule wins: the longest pattern (in octets of its normal form, ``*``
-and ``$`` included, as Google counts), allow before disallow at equal length.
+The most specific rule wins: the longest pattern (in octets of its normal form, a ``$``
+inside it as the three of ``%24``, ``*`` and a final ``$`` one each, as Google counts),
+allow before disallow at equal length (``rules.pattern_octets``).
 
 Matching is precompiled per merged group. Rules whose literal head has at least
 ``BUCKET`` characters are filed under that head; the others ("generic") can match any
@@ -32,7 +33,7 @@ import re
 from collections.abc import Callable, Sequence
 
 from trawl.fetch._robots_parse import RobotsRule
-from trawl.rules import glob_matches, split_pattern
+from trawl.rules import glob_matches, pattern_octets, split_pattern
 
 BUCKET = 3
 """Length of the target prefix that selects a bucket of candidate rules."""
@@ -48,7 +49,7 @@ NO_MATCH = 1 << 62
 def rank(rules: Sequence[RobotsRule]) -> list[RobotsRule]:
     """Distinct rules, most specific first (longest pattern; allow first on a tie)."""
     distinct = list(dict.fromkeys(rules))
-    distinct.sort(key=lambda rule: (-len(rule.pattern), not rule.allow))
+    distinct.sort(key=lambda rule: (-pattern_octets(rule.pattern), not rule.allow))
     return distinct
 
 

@@ -20,14 +20,17 @@ open-source parser, ``robots.cc``, where the RFC leaves room):
 - A user-agent value's product token is the part before the first ``/`` or whitespace,
   compared without ASCII case (``FooBot/1.0`` names ``foobot``; ``* anything`` is ``*``).
 - Groups: consecutive user-agent lines share one group, and so do user-agent lines that
-  are separated only by blank lines, comments, sitemaps or unknown keys: RFC 9309 2.2.4
-  says other records must not end a group. A user-agent line that follows an allow or
-  disallow line (even an empty one) or a crawl-delay line starts a new group. Counting
-  Crawl-delay as a group member is a choice: it reads the common ``User-agent: *`` /
-  ``Crawl-delay: 10`` / blank / ``User-agent: X`` / rules layout as the two groups its
-  author meant (as Python's urllib.robotparser and Google's parser do), instead of
-  handing X's rules to every crawler. Rules before the first user-agent line belong to
-  no group and are ignored.
+  are separated only by blank lines, comments, crawl-delays, sitemaps or unknown keys:
+  RFC 9309 2.2.4 says other records must not interfere with the parsing of the defined
+  ones ("a Sitemaps record MUST NOT terminate a group"), and only an allow or disallow
+  line (even an empty one) ends a group's list of user agents, as in Google's parser.
+  So ``User-agent: a`` / ``Crawl-delay: 5`` / ``User-agent: b`` / ``Disallow: /x`` is one
+  group: a and b both get the rule and the crawl delay of 5 s (a crawl-delay is a member
+  of the group it stands in, wherever in it it stands). The same holds with a blank line
+  before the second user-agent: ``User-agent: *`` / ``Crawl-delay: 10`` / blank /
+  ``User-agent: X`` / ``Disallow: /`` gives every crawler X's rules (Python's
+  urllib.robotparser, which ends groups at blank lines, reads two groups there). Rules
+  before the first user-agent line belong to no group and are ignored.
 - Rule paths are put in the normal form used for matching (see ``normalize_rule``); an
   empty value (``Disallow:``) is a rule line that contributes no rule.
 - Crawl-delay: a non-negative decimal number of seconds (``10``, ``2.5``, ``.5``); any
@@ -184,7 +187,7 @@ def parse_robots(body: bytes) -> tuple[tuple[RobotsGroup, ...], tuple[str, ...]]
         elif kind == _CRAWL_DELAY:
             if current is None:
                 continue  # outside any group
-            collecting_agents = False
+            # Not a rule line: the group's list of user agents goes on (RFC 9309 2.2.4).
             if current.crawl_delay is None:
                 current.crawl_delay = _parse_delay(value)
         elif kind == _SITEMAP and value:

@@ -26,7 +26,10 @@ What one call does:
    small, and reading them keeps the connection reusable).
 4. Reads the body in chunks, capped at ``max_body_bytes`` both as received and after
    decoding the content coding (see :mod:`trawl.fetch._http_decode`); a cap sets
-   ``truncated="length"`` and closes the connection. A body in a coding it did not
+   ``truncated="length"`` and closes the connection. With ``refuse_oversized`` (pages,
+   not robots.txt) a Content-Length over the cap is refused before any of the body is
+   read: ``too_large`` says what was declared, the body is empty, the connection
+   closed. A body in a coding it did not
    offer, cannot decode, or that yields nothing decodable comes back with ``body``
    empty, ``undecodable`` saying why and ``raw_body`` as received: it is never
    handed on as if it were the page.
@@ -47,7 +50,7 @@ import asyncio
 import ssl
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Final, cast
+from typing import Any, Final, Protocol, cast
 
 import aiohttp
 from aiohttp import connector as _aiohttp_connector
@@ -68,10 +71,13 @@ from trawl.fetch._http_decode import (
 )
 from trawl.fetch._http_errors import RETRYABLE_KINDS, FetchError, map_error
 from trawl.fetch.dns import DnsCache, GuardedResolver
+from trawl.fetch.sendcheck import LeaseEndingError, check_send
 
 __all__ = [
     "DEFAULT_ACCEPT",
+    "HTML_TYPES",
     "RETRYABLE_KINDS",
+    "Client",
     "FetchError",
     "FetchResponse",
     "HttpClient",
@@ -80,6 +86,7 @@ __all__ = [
 ]
 
 DEFAULT_ACCEPT: Final = "text/html,application/xhtml+xml;q=0.9,*/*;q=0.1"
+HTML_TYPES: Final = frozenset({"text/html", "application/xhtml+xml"})
 _NO_FILTER_STATUSES: Final = frozenset({204, 304})
 _SNIFF_BYTES: Final = 1024
 # Header limits: generous for real sites (long CSP and Set-Cookie values), bounded for
@@ -112,6 +119,9 @@ class FetchResponse:
     coding_note: str | None = None  # how a wrong or unknown content coding was handled
     # Why the body was refused (a coding not offered or not decodable): body is b"".
     undecodable: str | None = None
+    # A Content-Length over the cap, with ``refuse_oversized``: the body was not read
+    # (body b"", truncated "length", the connection closed unread).
+    too_large: int | None = None
 
     def header(self, name: str) -> str | None:
         """The first value of a response header (case-insensitive), or None."""
@@ -125,6 +135,25 @@ class FetchResponse:
         """Every value of a response header, in wire order."""
         name = name.lower()
         return [value for key, value in self.headers if key.lower() == name]
+
+
+class Client(Protocol):
+    """What the fetch stage (and a render's requests) need of an HTTP client: this
+    module's ``HttpClient``, or ``trawl.testing.fakeclient.FakeClient`` in tests."""
+
+    async def get(
+        self,
+        url: str,
+        *,
+        accept: Any = None,
+        headers: Any = None,
+        etag: str | None = None,
+        last_modified: str | None = None,
+        max_body_bytes: int | None = None,
+        refuse_oversized: bool = False,
+    ) -> FetchResponse: ...
+
+    async def close(self) -> None: ...
 
 
 class _Response(aiohttp.ClientResponse):
@@ -149,6 +178,15 @@ class _Response(aiohttp.ClientResponse):
         handler = self.handler
         if isinstance(handler, ResponseHandler):
             handler.close()
+
+
+class _CheckedRequest(aiohttp.ClientRequest):
+    """A request that asks ``check_send`` (the lease still has time?) right before it
+    is written to the connection, with no await in between (``fetch/sendcheck.py``)."""
+
+    async def send(self, conn: _aiohttp_connector.Connection) -> aiohttp.ClientResponse:
+        check_send()
+        return await super().send(conn)
 
 
 class HttpClient:
@@ -210,6 +248,7 @@ class HttpClient:
             timeout=aiohttp.ClientTimeout(total=None, sock_connect=self._timeouts.connect),
             auto_decompress=False,
             response_class=_Response,
+            request_class=_CheckedRequest,
             trust_env=False,
             max_line_size=_MAX_LINE,
             max_field_size=_MAX_FIELD,
@@ -226,8 +265,13 @@ class HttpClient:
         etag: str | None = None,
         last_modified: str | None = None,
         max_body_bytes: int | None = None,
+        refuse_oversized: bool = False,
     ) -> FetchResponse:
-        """GET ``url`` once. Raises :class:`FetchError`, never anything else."""
+        """GET ``url`` once. Raises :class:`FetchError`, never anything else.
+
+        ``refuse_oversized``: a body whose Content-Length is over the cap is not read
+        at all (``too_large``); otherwise it is read up to the cap (robots.txt files
+        are parsed up to their limit whatever they declare)."""
         session = self._session or self._open()
         clock = self._clock
         started_at = clock.now()
@@ -259,7 +303,8 @@ class HttpClient:
                 first_byte_at = clock.now()
                 in_body = True
                 scope.reschedule(total_at)
-                return await self._finish(url, resp, accept, cap, started_at, first_byte_at)
+                refuse = cap if refuse_oversized else None
+                return await self._finish(url, resp, accept, cap, refuse, started_at, first_byte_at)
         except TimeoutError as exc:
             if resp is not None:
                 resp.close()
@@ -270,7 +315,10 @@ class HttpClient:
                 raise FetchError("timeout-total", message, url=url) from None
             message = f"no response headers in {timeouts.first_byte:g} s"
             raise FetchError("timeout-first-byte", message, url=url) from None
-        except asyncio.CancelledError:
+        except (
+            asyncio.CancelledError,
+            LeaseEndingError,
+        ):  # nothing was sent for a LeaseEndingError
             if resp is not None:
                 resp.close()
             raise
@@ -285,6 +333,7 @@ class HttpClient:
         resp: _Response,
         accept: Callable[[str | None], bool] | None,
         cap: int,
+        refuse_over: int | None,
         started_at: float,
         first_byte_at: float,
     ) -> FetchResponse:
@@ -303,7 +352,21 @@ class HttpClient:
         )
         truncated: str | None = None
         note = refused = None
-        if skipped:
+        declared = resp.content_length
+        too_large = (
+            declared
+            if refuse_over is not None
+            and declared is not None
+            and declared > refuse_over
+            and status not in _NO_FILTER_STATUSES
+            and not 300 <= status < 400
+            else None
+        )
+        if too_large is not None and not skipped:
+            resp.close()  # refused unread: the connection cannot be reused
+            raw = body = b""
+            truncated = "length"
+        elif skipped:
             if resp.content.is_eof():
                 resp.release()  # all of it came with the headers: the connection is clean
             else:
@@ -336,6 +399,7 @@ class HttpClient:
             elapsed=now - started_at,
             coding_note=note,
             undecodable=refused,
+            too_large=too_large,
         )
 
     async def close(self) -> None:

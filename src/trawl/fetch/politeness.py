@@ -1,7 +1,9 @@
 """When a host may be contacted again: its delay, its Crawl-delay, and back-off.
 
 Pure state keyed by host, time passed in. The delay between two requests to a host is
-the crawl's delay, or the host's Crawl-delay when larger (bounded by a maximum).
+the crawl's delay (or the operator's override for that host, which may be smaller or
+larger), or the host's Crawl-delay when larger (bounded by a maximum): an override
+never takes a host below what its robots.txt asks.
 429 and 503 (and 5xx or network errors) double a back-off factor, honouring
 Retry-After; successful answers shrink it again.
 """
@@ -10,6 +12,7 @@ from __future__ import annotations
 
 import email.utils
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 
@@ -45,8 +48,11 @@ class Politeness:
         max_crawl_delay: float,
         max_backoff: float,
         max_hosts: int = 1_000_000,
+        overrides: Callable[[str], float | None] | None = None,
     ) -> None:
+        """``overrides(host)``: the operator's delay for a host, or None."""
         self._delay = delay
+        self._overrides = overrides
         self._max_crawl_delay = max_crawl_delay
         self._max_backoff = max_backoff
         self._hosts: dict[str, _HostPace] = {}
@@ -62,6 +68,10 @@ class Politeness:
             pace = self._hosts[host] = _HostPace()
         return pace
 
+    def set_delay(self, delay: float) -> None:
+        """The crawl's own delay from now on (a steered crawl)."""
+        self._delay = delay
+
     def set_crawl_delay(self, host: str, seconds: float | None) -> None:
         if seconds is not None and (math.isnan(seconds) or seconds < 0):
             seconds = None
@@ -71,9 +81,14 @@ class Politeness:
         """The gap this host gets between two requests, before any back-off."""
         pace = self._hosts.get(host)
         crawl_delay = pace.crawl_delay if pace is not None else None
+        base = self._delay
+        if self._overrides is not None:
+            own = self._overrides(host)
+            if own is not None:
+                base = own
         if crawl_delay is None:
-            return self._delay
-        return max(self._delay, min(crawl_delay, self._max_crawl_delay))
+            return base
+        return max(base, min(crawl_delay, self._max_crawl_delay))
 
     def after_success(self, host: str, now: float) -> float:
         pace = self._hosts.get(host)

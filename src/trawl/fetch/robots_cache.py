@@ -3,13 +3,22 @@
 The rules come from ``trawl.fetch.robots`` (pure); this module keeps them per origin
 (scheme, host, port, as RFC 9309 scopes them) in memory and in the durable store, so a
 restarted crawl does not fetch every robots.txt again within its 24 hours.
+``fetch_robots`` fetches one (redirects followed, up to five hops, at the host's pace)
+and records it, for a page's URL (the fetch stage) and for a browser's requests
+(``fetch/render/gate.py``) alike.
 """
 
 from __future__ import annotations
 
 from collections import OrderedDict
-from dataclasses import replace
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, replace
+from typing import Any, Protocol
 
+from trawl import urls
+from trawl.errors import UrlError
+from trawl.fetch.http import FetchError, FetchResponse
+from trawl.fetch.robots import MAX_BYTES as ROBOTS_MAX_BYTES
 from trawl.fetch.robots import (
     MAX_REDIRECTS,
     RETRY_BASE,
@@ -108,6 +117,67 @@ class RobotsCache:
         self._store.save(new)
         self._remember(origin, rules)
         return rules
+
+
+class _Getter(Protocol):
+    async def get(self, url: str, *, max_body_bytes: int | None = None) -> FetchResponse: ...
+
+
+class _Counter(Protocol):
+    def add(self, name: str, n: int = 1) -> Any: ...
+
+
+@dataclass(frozen=True, slots=True)
+class RobotsFetch:
+    """What fetching an origin's robots.txt came to."""
+
+    rules: RobotsRules | None  # None: the address guard refused the host
+    trouble: bool  # unreachable, 5xx, a network error: slow the host down
+    blocked: FetchError | None = None
+    received: int = 0  # bytes as received
+
+
+async def fetch_robots(
+    client: _Getter,
+    cache: RobotsCache,
+    origin: str,
+    *,
+    now: Callable[[], float],
+    pause: Callable[[], Awaitable[None]],
+    counters: _Counter,
+) -> RobotsFetch:
+    """Fetch ``origin``/robots.txt (``pause`` between two hops keeps the host's pace),
+    record the outcome in ``cache`` and count it (``robots:<outcome>``)."""
+    url = origin + "/robots.txt"
+    status: int | None = None
+    body: bytes | None = None
+    redirects = received = 0
+    trouble = False
+    while True:
+        try:
+            resp = await client.get(url, max_body_bytes=ROBOTS_MAX_BYTES + 1)
+        except FetchError as exc:
+            counters.add(f"robots:error:{exc.kind}")
+            if exc.kind == "blocked":
+                return RobotsFetch(None, True, exc, received)
+            trouble = True
+            break
+        received += len(resp.raw_body)
+        status, body = resp.status, resp.body
+        location = resp.header("location")
+        if 300 <= status < 400 and location and redirects < MAX_REDIRECTS:
+            try:
+                url = urls.join(url, location)
+            except UrlError:
+                break
+            redirects += 1
+            await pause()
+            continue
+        break
+    rules = cache.record(origin, status=status, body=body, now=now(), redirects=redirects)
+    trouble = trouble or rules.outcome is FetchOutcome.UNREACHABLE
+    counters.add(f"robots:{rules.outcome.value}")
+    return RobotsFetch(rules, trouble, None, received)
 
 
 def _rules_from_row(row: RobotsRow) -> RobotsRules:

@@ -13,12 +13,17 @@ import time
 from collections.abc import Callable
 
 from trawl.clock import Clock
+from trawl.fetch.sendcheck import LeaseEndingError, SendWindow, sending_under
 from trawl.fetch.stage import FetchStage, ParseTask
 from trawl.frontier.admission import CounterSink
 from trawl.models import Lease, UrlStatus
-from trawl.storage.base import Frontier
+from trawl.storage.base import CrawlStore, Frontier
 
-__all__ = ["FetchRole"]
+__all__ = ["RENDER_BACKLOG", "FetchRole"]
+
+RENDER_BACKLOG = 4
+
+_WAITS_CHECK = 0.5  # seconds between two looks at the robots.txt waits (a store's counts)
 
 
 class FetchRole:
@@ -35,10 +40,17 @@ class FetchRole:
         on_error: Callable[[Exception], bool],
         writable: Callable[[], bool],
         on_fetched: Callable[[str, UrlStatus | None, float], None] | None = None,
+        monotonic: Callable[[], float] = time.monotonic,
+        fleet: CrawlStore | None = None,
     ) -> None:
         """``on_error`` says whether an error was dealt with (a full disk) or is a bug;
         ``writable`` False means hand nothing more on (the disk is full);
-        ``on_fetched(host, status, seconds)`` hears of every fetch that ended."""
+        ``on_fetched(host, status, seconds)`` hears of every fetch that ended.
+        A request goes out only in the first half of its lease (measured on
+        ``monotonic``: ``fetch/sendcheck.py``), else the URL goes back as it was: a
+        lease is twice the longest fetch and a minute more, so what is sent ends
+        within the lease. ``fleet`` is the store shared with other processes working on
+        the crawl."""
         self.stage = stage
         self._frontier = frontier
         self._count = counters
@@ -49,14 +61,57 @@ class FetchRole:
         self._on_error = on_error
         self._writable = writable
         self._on_fetched = on_fetched
+        self._monotonic = monotonic
+        self._fleet = fleet
+        self._session_ttl = None if fleet is None else fleet.session_ttl
         self.tasks: dict[asyncio.Task[None], Lease] = {}
+        self._waits_checked = -_WAITS_CHECK
 
     @property
     def in_flight(self) -> int:
         return len(self.tasks)
 
+    def robots_patience_over(self, now: float) -> bool:
+        """Whether only URLs waiting for unreachable robots.txt files have been left
+        for the crawl's patience (see ``fetch/robots_wait.py``); asked when nothing is
+        in flight, looked into at most every ``_WAITS_CHECK`` seconds."""
+        mono = time.monotonic()
+        if mono - self._waits_checked < _WAITS_CHECK:
+            return False
+        self._waits_checked = mono
+        waits = self.stage.robots_waits
+        if waits.over(waits.stalled(self._frontier, ()), now):
+            if self._fleet is not None:
+                waits.publish(self._fleet.meta, now)
+            return True
+        fleet = self._fleet
+        return fleet is not None and waits.shared_stop(
+            fleet.meta, self._frontier, fleet.parse_queue, now
+        )
+
+    def has_room(self, limit: int) -> bool:
+        """Room for another fetch: fewer than ``limit`` under way, and not many pages
+        waiting for the browser: each holds its host and its lease while it waits, so
+        past ``RENDER_BACKLOG`` x the pages rendered at once the browser is what holds
+        the crawl up, and more leases would only wait (their leases running out)."""
+        render = self.stage.render
+        waiting = render is not None and render.waiting >= RENDER_BACKLOG * render.pool.pages
+        return len(self.tasks) < limit and not waiting
+
     def start(self, lease: Lease) -> None:
-        task = asyncio.create_task(self._fetch(lease))
+        """Fetch under ``lease``, just taken (its send window starts counting now)."""
+        now = self._clock.now()
+        life = lease.expires - now
+        within = life / 2  # the request goes out within this long of the take, or never
+        # A lease is only this writer's while its session lives: one stopped (SIGSTOP,
+        # a long pause) between take and send past half its session's life may have
+        # been rolled back and its host taken by another worker: it sends nothing.
+        if self._session_ttl is not None:
+            within = min(within, self._session_ttl / 2)
+        window = SendWindow(
+            expires=lease.expires, now=now, margin=life - within, monotonic=self._monotonic
+        )
+        task = asyncio.create_task(self._fetch(lease, window))
         self.tasks[task] = lease
 
     async def finish(self, grace: float) -> None:
@@ -83,13 +138,17 @@ class FetchRole:
         await asyncio.gather(*tasks, return_exceptions=True)
         self.tasks.clear()
 
-    async def _fetch(self, lease: Lease) -> None:
+    async def _fetch(self, lease: Lease, window: SendWindow) -> None:
         started = time.monotonic()
         task = None
         try:
-            task = await self.stage.process(lease)
+            with sending_under(window):
+                task = await self.stage.process(lease)
         except asyncio.CancelledError:
             raise
+        except LeaseEndingError:  # stopped too long before sending: nothing went out
+            self._count.add("fetch:lease ending")
+            self._frontier.requeue(lease, host_ready_at=self._clock.now())
         except Exception as exc:  # a bug must not stop the crawl: record and go on
             if not self._on_error(exc):
                 self._internal_error(lease, exc)
@@ -109,6 +168,7 @@ class FetchRole:
     def _internal_error(self, lease: Lease, exc: Exception) -> None:
         try:
             self._count.add("error:internal")
+            self._count.add("failed:internal error")
             self._frontier.finish(
                 lease,
                 UrlStatus.FAILED,

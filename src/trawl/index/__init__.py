@@ -3,11 +3,16 @@
     with Searcher(data_dir / "index") as s:
         results = s.search('"distinctive phrase" site:example.org')
 
+    crawls = [IndexSpec("a", a_dir / "index"), IndexSpec("b", b_dir / "index")]
+    with Searcher(indexes=lambda: crawls) as s:     # ranked as one index
+        results = s.search("harbour lights", crawl=None)
+
 The crawl is the one writer (``Indexer``); any number of processes may search.
 """
 
 from trawl.index.query import QueryError
 from trawl.index.search import Hit, Searcher, SearchResults
+from trawl.index.shard import IndexSpec
 from trawl.index.writer import Indexer
 
-__all__ = ["Hit", "Indexer", "QueryError", "SearchResults", "Searcher"]
+__all__ = ["Hit", "IndexSpec", "Indexer", "QueryError", "SearchResults", "Searcher"]

@@ -10,6 +10,9 @@ is not offered. The searcher takes a few such candidates per word and keeps the
 first combination that finds pages with the rest of the query ("thxme moth" is
 "thyme moth", though "theme" is the commoner word).
 
+Over several indexes searched as one (crawls, shards), the candidates are the words
+of every lexicon, counted in every index (``merged_candidates``).
+
 Correction has a time budget (``Budget``): the searcher stops correcting when it is
 spent, searches what it has, and says so (``correction_skipped``).
 """
@@ -69,18 +72,54 @@ class Corrector:
     ) -> list[str]:
         """Up to ``limit`` corrections of the folded ``word``, likeliest first: nearer,
         then more frequent in the index."""
-        out: list[str] = []
-        for distance in range(1, max_edits(word) + 1):
-            found = [
-                w for w in self._lexicon.near(word, distance, _FETCH) if w != word and w not in out
-            ]
-            counted = [(stem_df(searcher, analyzers, languages, w), w) for w in found]
-            # The more frequent first; the lexicon's order (its counts) breaks ties.
-            ranked = sorted(
-                ((df, i, w) for i, (df, w) in enumerate(counted) if df > 0),
-                key=lambda t: (-t[0], t[1]),
-            )
-            out.extend(w for _df, _i, w in ranked)
-            if len(out) >= limit:
-                break
-        return out[:limit]
+        return ranked_candidates([(self, searcher, languages)], analyzers, word, limit=limit)
+
+    def near(self, word: str, distance: int) -> list[str]:
+        """Lexicon words within ``distance`` edits of ``word``, the more frequent first."""
+        return self._lexicon.near(word, distance, _FETCH)
+
+
+Part = tuple[Corrector, tantivy.Searcher, Sequence[str]]  # a lexicon, its index, languages
+
+
+def merged_candidates(
+    parts: Sequence[Part],
+    analyzers: Mapping[str, tantivy.TextAnalyzer],
+    word: str,
+    *,
+    limit: int = 4,
+) -> list[str]:
+    """``Corrector.candidates`` over several indexes searched as one: one index asks its
+    corrector (the hook tests take over); several merge their lexicons' words, counted
+    in all of them."""
+    if len(parts) == 1:
+        corrector, searcher, languages = parts[0]
+        return corrector.candidates(searcher, analyzers, languages, word, limit=limit)
+    return ranked_candidates(parts, analyzers, word, limit=limit)
+
+
+def ranked_candidates(
+    parts: Sequence[Part],
+    analyzers: Mapping[str, tantivy.TextAnalyzer],
+    word: str,
+    *,
+    limit: int = 4,
+) -> list[str]:
+    out: list[str] = []
+    for distance in range(1, max_edits(word) + 1):
+        found: list[str] = []
+        for corrector, _searcher, _languages in parts:
+            found += [w for w in corrector.near(word, distance) if w != word and w not in out]
+        found = list(dict.fromkeys(found))
+        counted = [
+            (sum(stem_df(s, analyzers, langs, w) for _c, s, langs in parts), w) for w in found
+        ]
+        # The more frequent first; the lexicons' order (their counts) breaks ties.
+        ranked = sorted(
+            ((df, i, w) for i, (df, w) in enumerate(counted) if df > 0),
+            key=lambda t: (-t[0], t[1]),
+        )
+        out.extend(w for _df, _i, w in ranked)
+        if len(out) >= limit:
+            break
+    return out[:limit]

@@ -21,7 +21,8 @@ from pathlib import Path
 
 from trawl.errors import DiskFullError, as_disk_full
 from trawl.frontier.admission import CounterSink
-from trawl.index.writer import DEFAULT_BATCH, CommittedTexts, Indexer, PendingPages
+from trawl.index.sharded import open_indexer
+from trawl.index.writer import DEFAULT_BATCH, CommittedTexts, PendingPages
 from trawl.storage.base import PageRecord
 from trawl.storage.blobs import BlobStore
 
@@ -42,7 +43,7 @@ class CrawlIndexing:
         on_disk_full: Callable[[DiskFullError], None] | None = None,
     ) -> None:
         try:
-            self.indexer = Indexer(index_dir)
+            self.indexer = open_indexer(index_dir)
         except Exception as exc:
             full = as_disk_full(exc, index_dir)
             if full is None:

@@ -29,12 +29,21 @@ reload the index, so they may see it one batch behind.
 from __future__ import annotations
 
 import heapq
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from pathlib import Path
 
 import tantivy
 
-from trawl.index.schema import LANGUAGES, PLAIN, analyzer, body_field, title_field
+from trawl.index.schema import (
+    LANGUAGES,
+    MAX_TOKEN_BYTES,
+    PLAIN,
+    analyzer,
+    body_field,
+    title_field,
+)
+from trawl.index.stems import ascii_tokens
 
 MAX_WORDS = 1_000_000
 MAX_WORD = 40  # characters
@@ -83,6 +92,31 @@ def _word(word: str) -> bool:
     return len(word) <= MAX_WORD and word.isalpha()
 
 
+def words_of(
+    plain: tantivy.TextAnalyzer,
+    text: str,
+    known: AbstractSet[bytes] = frozenset(),
+    tokens: Iterable[bytes] | None = None,
+) -> set[str]:
+    """The distinct words of ``text`` the lexicon may hold (``_word``), as the plain
+    analyzer makes them, less those ``known`` (UTF-8). An ASCII text (nearly every
+    page of a crawl's first language) is split in one pass over its bytes
+    (``tokens``: that split, ``stems.ascii_tokens``, if made already), as the analyzer
+    would split it (on anything but a letter or digit, lower-cased, tokens of 40 bytes
+    and more dropped, folding a no-op), and only the words not ``known`` (a few of a
+    page's thousands once the lexicon has the common words) are tested and made
+    strings: a third cheaper than building every token as a Python string."""
+    if tokens is None and text.isascii():
+        tokens = ascii_tokens(text)
+    if tokens is not None:
+        return {
+            w.decode("ascii")
+            for w in set(tokens).difference(known)
+            if len(w) < MAX_TOKEN_BYTES and w.isalpha()
+        }
+    return {w for w in plain.analyze(text) if _word(w) and w.encode("utf-8") not in known}
+
+
 class LexiconWriter:
     """The one writer of ``<index>/lexicon`` (the main index's writer holds it)."""
 
@@ -91,7 +125,8 @@ class LexiconWriter:
         self._writer = self._index.writer(heap_size=_HEAP_BYTES, num_threads=1)
         self._index.reload()
         searcher = self._index.searcher()
-        self._known = {str(t) for t, _df in searcher.terms_with_prefix("w", "")}
+        # The words held, UTF-8 (an ASCII page's words are compared as its bytes).
+        self._known = {str(t).encode("utf-8") for t, _df in searcher.terms_with_prefix("w", "")}
         self._analyzers = {PLAIN: analyzer(PLAIN)}
         self._compacted_at: int | None = None  # num_docs at the last compaction
 
@@ -101,17 +136,21 @@ class LexiconWriter:
             a = self._analyzers[code] = analyzer(code)
         return a
 
-    def update(self, index: tantivy.Index, texts: Sequence[tuple[str, str]]) -> None:
-        """After a commit of ``index``: admit the new words of ``texts`` ((field code,
-        normalised title and body) of each document added), and compact when due."""
-        plain = self._analyzer(PLAIN)
+    def words(self, text: str, tokens: Iterable[bytes] | None = None) -> set[str]:
+        """The words of a document's ``text`` (normalised title and body) that the
+        lexicon does not hold (``tokens``: its ASCII split, as for ``words_of``)."""
+        return words_of(self._analyzer(PLAIN), text, self._known, tokens)
+
+    def update(self, index: tantivy.Index, found: Sequence[tuple[str, set[str]]]) -> None:
+        """After a commit of ``index``: admit the new words ``found`` in the documents
+        added ((field code, ``words`` of the document) each, taken before this call),
+        and compact when due."""
         counts: dict[str, int] = {}
         where: dict[str, str] = {}  # the language of the word's first document
-        for code, text in texts:
-            for word in set(plain.analyze(text)).difference(self._known):
-                if _word(word):
-                    counts[word] = counts.get(word, 0) + 1
-                    where.setdefault(word, code)
+        for code, words in found:
+            for word in words:
+                counts[word] = counts.get(word, 0) + 1
+                where.setdefault(word, code)
         index.reload()
         searcher = index.searcher()
         num_docs = searcher.num_docs
@@ -142,7 +181,7 @@ class LexiconWriter:
                 min_df = 2
         if added:
             self._writer.commit()
-            self._known.update(added)
+            self._known.update(w.encode("utf-8") for w in added)
         done = self._compacted_at
         if (
             (done < RARE_CUTOFF_DOCS <= num_docs)
@@ -167,7 +206,8 @@ class LexiconWriter:
         analyzers = {c: self._analyzer(c) for c in codes}
         num_docs = searcher.num_docs
         min_df = 1 if num_docs < RARE_CUTOFF_DOCS else 2
-        counted = ((stem_df(searcher, analyzers, codes, w), w) for w in self._known)
+        words = (w.decode("utf-8") for w in self._known)
+        counted = ((stem_df(searcher, analyzers, codes, w), w) for w in words)
         kept = [(df, w) for df, w in counted if df >= min_df]
         if len(kept) > MAX_WORDS:
             kept = heapq.nlargest(MAX_WORDS, kept)
@@ -175,7 +215,7 @@ class LexiconWriter:
         for df, word in kept:
             self._writer.add_document(self._doc(word, df))
         self._writer.commit()
-        self._known = {w for _df, w in kept}
+        self._known = {w.encode("utf-8") for _df, w in kept}
         self._compacted_at = num_docs
 
     def clear(self) -> None:

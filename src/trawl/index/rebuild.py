@@ -7,6 +7,9 @@ short is finished by the next rebuild or the next crawl, which indexes unindexed
 pages on start), and the pages indexed in batches, each batch's marks committed as it
 goes. Searchers see the index fill up.
 
+``shards`` splits the index into that many shards (``layout.py``), or makes a split
+one whole again (1), which every writer and searcher follows from then on.
+
 A fleet's crawl lives in Redis; its index is a local directory (the one an index-role
 worker keeps, or any other). ``rebuild_fleet_index`` fills it from the pages the fleet
 has committed, read through the crawl's read-only view, so it runs beside the fleet
@@ -21,7 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from trawl.errors import DataDirInUseError, DiskFullError, StorageError, as_disk_full
-from trawl.index.writer import CommittedTexts, Indexer
+from trawl.index.sharded import fresh_indexer
+from trawl.index.writer import CommittedTexts
 from trawl.storage.open import has_crawl, open_blobs, open_store, state_path
 from trawl.storage.place import CrawlPlace
 
@@ -36,13 +40,17 @@ class RebuildSummary:
 
 
 def rebuild_index(
-    data_dir: Path, *, progress: Callable[[int, int], None] | None = None
+    data_dir: Path,
+    *,
+    progress: Callable[[int, int], None] | None = None,
+    shards: int | None = None,
 ) -> RebuildSummary:
-    """Rebuild ``<data_dir>/index`` from the text records of the pages stored."""
+    """Rebuild ``<data_dir>/index`` from the text records of the pages stored, split
+    into ``shards`` (None: as it is now; 1: whole)."""
     if not has_crawl(data_dir):
         raise StorageError(f"{data_dir} holds no crawl (no {state_path(data_dir).name})")
     try:
-        return _rebuild(data_dir, progress)
+        return _rebuild(data_dir, progress, shards)
     except DiskFullError:
         raise
     except Exception as exc:
@@ -53,7 +61,9 @@ def rebuild_index(
         raise full from exc
 
 
-def _rebuild(data_dir: Path, progress: Callable[[int, int], None] | None) -> RebuildSummary:
+def _rebuild(
+    data_dir: Path, progress: Callable[[int, int], None] | None, shards: int | None
+) -> RebuildSummary:
     started = time.perf_counter()
     try:
         store = open_store(data_dir)
@@ -65,7 +75,7 @@ def _rebuild(data_dir: Path, progress: Callable[[int, int], None] | None) -> Reb
     try:
         pages = store.pages
         # An index of an older schema is removed: it is rebuilt in the new one.
-        indexer = Indexer(data_dir / "index", replace_old=True)
+        indexer = fresh_indexer(data_dir / "index", shards)
         try:
             indexer.clear()
             every = [p.content_hash for p in pages.pages()]
@@ -87,9 +97,14 @@ def _rebuild(data_dir: Path, progress: Callable[[int, int], None] | None) -> Reb
 
 
 def rebuild_fleet_index(
-    place: CrawlPlace, data_dir: Path, *, progress: Callable[[int, int], None] | None = None
+    place: CrawlPlace,
+    data_dir: Path,
+    *,
+    progress: Callable[[int, int], None] | None = None,
+    shards: int | None = None,
 ) -> RebuildSummary:
-    """Rebuild ``<data_dir>/index`` from the committed pages of the crawl at ``place``."""
+    """Rebuild ``<data_dir>/index`` from the committed pages of the crawl at ``place``,
+    split into ``shards`` (None: as it is now; 1: whole)."""
     started = time.perf_counter()
     index_dir = data_dir / "index"
     data_dir.mkdir(parents=True, exist_ok=True)
@@ -99,7 +114,7 @@ def rebuild_fleet_index(
     finally:
         reader.close()
     texts = CommittedTexts(place.blob_store())
-    indexer = Indexer(index_dir, replace_old=True)  # StorageError if a worker writes it
+    indexer = fresh_indexer(index_dir, shards)  # StorageError if a worker writes it
     try:
         indexer.clear()
         for done in range(0, len(every), _BATCH):

@@ -37,6 +37,7 @@ from pathlib import Path
 import tantivy
 
 from trawl.errors import StorageError
+from trawl.index.layout import SHARDS_FILE
 
 # ISO 639-1 (what the language detector says) -> tantivy's stemmer name.
 STEMMERS: dict[str, str] = {
@@ -63,7 +64,7 @@ STEMMERS: dict[str, str] = {
 PLAIN = "xx"  # the analyzer (and fields) of pages without a supported stemmer
 # The field codes, one per analyzer ("nb" shares Norwegian with "no").
 LANGUAGES: tuple[str, ...] = tuple(sorted({c for c in STEMMERS if c != "nb"} | {PLAIN}))
-_MAX_TOKEN_BYTES = 40
+MAX_TOKEN_BYTES = 40
 # 1: stored bodies and a vocab field; 2: bodies in the text store, the lexicon apart.
 SCHEMA_VERSION = 2
 
@@ -98,7 +99,7 @@ def analyzer(code: str) -> tantivy.TextAnalyzer:
     """The analyzer of one language's fields (``xx``: no stemming)."""
     builder = (
         tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
-        .filter(tantivy.Filter.remove_long(_MAX_TOKEN_BYTES))
+        .filter(tantivy.Filter.remove_long(MAX_TOKEN_BYTES))
         .filter(tantivy.Filter.lowercase())
     )
     if code != PLAIN:
@@ -131,7 +132,8 @@ def build_schema() -> tantivy.Schema:
 
 
 def register(index: tantivy.Index) -> None:
-    """Tokenizers are not stored in the index: every opener registers them."""
+    """Tokenizers are not stored in the index: every opener registers them (the
+    index writer then its own, which leave stemming to it: ``stems.py``)."""
     for code in LANGUAGES:
         index.register_tokenizer(f"trawl_{code}", analyzer(code))
 
@@ -154,11 +156,14 @@ def open_index(path: Path) -> tantivy.Index:
 
 
 def index_exists(path: Path) -> bool:
-    return (path / "meta.json").exists()
+    """Whether ``path`` holds an index, whole or split into shards."""
+    return (path / "meta.json").exists() or (path / SHARDS_FILE).exists()
 
 
 _TAG = re.compile(r"<[^<>]{0,200}>")
 _SPACES = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]+")
+# The ASCII characters of ``_SPACES``: an ASCII text without them needs no substitution.
+_ASCII_CONTROLS = bytes([*range(0x00, 0x09), 0x0B, 0x0C, *range(0x0E, 0x20), 0x7F])
 
 
 def normalise(text: str) -> str:
@@ -167,9 +172,13 @@ def normalise(text: str) -> str:
         text = _TAG.sub(" ", text)
     if "&" in text:
         text = html.unescape(text)
-    text = _SPACES.sub(" ", text)
-    if not text.isascii():
-        text = unicodedata.normalize("NFKC", text)
+    if text.isascii():
+        # A page's 40 KB of text: ten times faster than the regular expression's scan.
+        data = text.encode("ascii")
+        if len(data.translate(None, _ASCII_CONTROLS)) != len(data):
+            text = _SPACES.sub(" ", text)
+    else:
+        text = unicodedata.normalize("NFKC", _SPACES.sub(" ", text))
     return text
 
 

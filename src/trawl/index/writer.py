@@ -21,6 +21,7 @@ An index of an older schema is refused (``IndexFormatError``: rebuild it with
 
 from __future__ import annotations
 
+import itertools
 import shutil
 import time
 from collections.abc import Callable, Sequence
@@ -33,6 +34,7 @@ import xxhash
 
 from trawl.archive.textstore import decode_record
 from trawl.errors import StorageError
+from trawl.index.layout import SHARDS_FILE
 from trawl.index.lexicon import LexiconWriter
 from trawl.index.schema import (
     IndexFormatError,
@@ -43,6 +45,7 @@ from trawl.index.schema import (
     site_terms,
     title_field,
 )
+from trawl.index.stems import Stems, ascii_tokens, register_writer
 from trawl.models import Location
 from trawl.storage.base import PageRecord
 from trawl.storage.blobs import TEXT_LOG, BlobStore
@@ -50,7 +53,7 @@ from trawl.storage.blobs import TEXT_LOG, BlobStore
 DEFAULT_BATCH = 500
 # tantivy wants at least 15 MB of indexing heap per thread; one thread leaves the
 # crawl's other core to the crawl.
-_HEAP_BYTES = 64 * 1024 * 1024
+HEAP_BYTES = 64 * 1024 * 1024
 _THREADS = 1
 
 
@@ -114,7 +117,9 @@ def doc_from(page: PageRecord, record: dict[str, Any]) -> IndexDoc:
     )
 
 
-def _document(doc: IndexDoc, code: str, title: str, text: str) -> tantivy.Document:
+def _document(
+    doc: IndexDoc, code: str, title: str, body: str | tantivy.PreTokenizedString, stems: Stems
+) -> tantivy.Document:
     # Typed adds only: an int passed where the schema wants u64 panics tantivy's
     # indexing thread and poisons the writer.
     d = tantivy.Document()
@@ -131,8 +136,14 @@ def _document(doc: IndexDoc, code: str, title: str, text: str) -> tantivy.Docume
     d.add_text("text_file", doc.where.file)
     d.add_unsigned("text_offset", doc.where.offset)
     d.add_unsigned("text_length", doc.where.length)
-    d.add_text(title_field(code), title)
-    d.add_text(body_field(code), text)
+    for field, value in (
+        (title_field(code), stems.title(title)),
+        (body_field(code), body),
+    ):
+        if isinstance(value, str):
+            d.add_text(field, value)
+        else:
+            d.add_pre_tokenized_text(field, value)
     return d
 
 
@@ -142,32 +153,12 @@ class IndexStats:
     seconds: float = 0.0  # wall time spent in write() (adds and commits)
 
 
-class Indexer:
-    """The one writer of ``index_dir`` (raises StorageError if another holds it, and
-    IndexFormatError for an index of an older schema unless ``replace_old``)."""
+class PageIndex:
+    """What every writer of the index does with stored pages: read their texts, write
+    them (``write``: the writer's own), mark them indexed."""
 
-    def __init__(
-        self,
-        index_dir: Path,
-        *,
-        heap_bytes: int = _HEAP_BYTES,
-        threads: int = _THREADS,
-        replace_old: bool = False,
-    ) -> None:
-        self.index_dir = index_dir
-        try:
-            self._index = open_index(index_dir)
-        except IndexFormatError:
-            if not replace_old:
-                raise
-            shutil.rmtree(index_dir)
-            self._index = open_index(index_dir)
-        try:
-            self._writer = self._index.writer(heap_size=heap_bytes, num_threads=threads)
-        except ValueError as exc:
-            raise StorageError(f"{index_dir}: the index is in use by another writer") from exc
-        self._lexicon = LexiconWriter(index_dir)
-        self.stats = IndexStats()
+    def write(self, docs: Sequence[IndexDoc]) -> int:
+        raise NotImplementedError
 
     # -- the steps (the crawl runs ``docs`` and ``write`` off its event loop) --------
 
@@ -190,24 +181,6 @@ class Indexer:
             docs.append(doc_from(page, record))
         return docs
 
-    def write(self, docs: Sequence[IndexDoc]) -> int:
-        """Add ``docs`` (replacing earlier versions) and commit; returns the opstamp."""
-        started = time.perf_counter()
-        w = self._writer
-        texts: list[tuple[str, str]] = []
-        for doc in docs:
-            code = field_code(doc.language)
-            title, text = normalise(doc.title), normalise(doc.text)
-            w.delete_documents_by_term("url", doc.url)
-            w.delete_documents_by_term("key", doc.key)
-            w.add_document(_document(doc, code, title, text))
-            texts.append((code, f"{title}\n{text}"))
-        opstamp = w.commit()
-        self._lexicon.update(self._index, texts)
-        self.stats.documents += len(docs)
-        self.stats.seconds += time.perf_counter() - started
-        return opstamp
-
     def index_pending(
         self, pages: PendingPages, texts: TextReader, *, limit: int = DEFAULT_BATCH
     ) -> int:
@@ -218,6 +191,64 @@ class Indexer:
         self.write(self.docs(taken, texts))
         pages.mark_indexed([p.content_hash for p in taken])
         return len(taken)
+
+
+class Indexer(PageIndex):
+    """The one writer of ``index_dir`` (raises StorageError if another holds it, and
+    IndexFormatError for an index of an older schema unless ``replace_old``)."""
+
+    def __init__(
+        self,
+        index_dir: Path,
+        *,
+        heap_bytes: int = HEAP_BYTES,
+        threads: int = _THREADS,
+        replace_old: bool = False,
+    ) -> None:
+        self.index_dir = index_dir
+        if (index_dir / SHARDS_FILE).exists():
+            raise StorageError(f"{index_dir} is split into shards: open it with open_indexer")
+        try:
+            self._index = open_index(index_dir)
+        except IndexFormatError:
+            if not replace_old:
+                raise
+            shutil.rmtree(index_dir)
+            self._index = open_index(index_dir)
+        # Texts are stemmed here, once per distinct word (stems.py), not by tantivy.
+        register_writer(self._index)
+        self._stems: dict[str, Stems] = {}
+        try:
+            self._writer = self._index.writer(heap_size=heap_bytes, num_threads=threads)
+        except ValueError as exc:
+            raise StorageError(f"{index_dir}: the index is in use by another writer") from exc
+        self._lexicon = LexiconWriter(index_dir)
+        self.stats = IndexStats()
+
+    def write(self, docs: Sequence[IndexDoc]) -> int:
+        """Add ``docs`` (replacing earlier versions) and commit; returns the opstamp."""
+        started = time.perf_counter()
+        w = self._writer
+        found: list[tuple[str, set[str]]] = []  # each document's words new to the lexicon
+        for doc in docs:
+            code = field_code(doc.language)
+            title, text = normalise(doc.title), normalise(doc.text)
+            w.delete_documents_by_term("url", doc.url)
+            w.delete_documents_by_term("key", doc.key)
+            stems = self._stems.get(code)
+            if stems is None:
+                stems = self._stems[code] = Stems(code)
+            # An ASCII text is split once, for the lexicon and for the body's terms.
+            body = ascii_tokens(text) if text.isascii() else None
+            head = ascii_tokens(title) if body is not None and title.isascii() else None
+            w.add_document(_document(doc, code, title, stems.body(text, body), stems))
+            tokens = None if head is None or body is None else itertools.chain(head, body)
+            found.append((code, self._lexicon.words(f"{title}\n{text}", tokens)))
+        opstamp = w.commit()
+        self._lexicon.update(self._index, found)
+        self.stats.documents += len(docs)
+        self.stats.seconds += time.perf_counter() - started
+        return opstamp
 
     def clear(self) -> None:
         """Delete every document (``trawl index`` rebuilds from the text store)."""

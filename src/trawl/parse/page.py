@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from selectolax.lexbor import LexborHTMLParser
+from selectolax.lexbor import LexborNode as Node
 
 from trawl import urls
 from trawl.dedup.minhash import MinHasher, Signature
@@ -23,9 +24,12 @@ from trawl.parse.language import identify
 from trawl.parse.quality import QualitySignals, quality_signals
 from trawl.parse.tdm import TdmDecision
 
+# A rendered DOM is serialised as UTF-8 (archive/warc.py stores it with this type).
+_DOM_TYPE = "text/html; charset=utf-8"
 _LINK_SELECTOR = "a[href], area[href], frame[src], iframe[src], link[href]"
 # link rel values that name another page worth crawling.
 _LINK_RELS = frozenset({"canonical", "alternate", "next", "prev", "previous"})
+ANCHOR_CHARS = 100  # anchor text kept per link for the link graph
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,16 +43,23 @@ class ParseOptions:
     quality: bool = False  # compute quality signals (training crawls, or thresholds set)
     near: MinHasher | None = None  # compute the near-duplicate signature
     max_links: int = 5000  # links kept per page (0: all); the rest are only counted
+    link_graph: bool = False  # keep anchor texts, and the links not followed
 
 
 @dataclass(frozen=True, slots=True)
 class PageInput:
-    """What a parse worker gets: the final URL, the response headers, the decoded body."""
+    """What a parse worker gets: the final URL, the response headers, the decoded body.
+
+    For a page rendered in a browser the body is the rendered DOM (UTF-8, whatever the
+    response said), so its text, links and signature are what the scripts built; the
+    response's headers (X-Robots-Tag, tdm-reservation) still apply.
+    """
 
     url: str
     headers: tuple[tuple[str, str], ...]
     body: bytes
     content_type: str | None = None
+    rendered: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +73,11 @@ class ParsedPage:
     base_url: str = ""
     canonical: str | None = None
     links: tuple[str, ...] = ()
+    # The link graph (``ParseOptions.link_graph``): the anchor text of each of
+    # ``links`` (same order), and the links not followed (rel=nofollow, or every link
+    # of a nofollow page) as (URL, anchor text), as capped as ``links``.
+    anchors: tuple[str, ...] = ()
+    unfollowed: tuple[tuple[str, str], ...] = ()
     directives: frozenset[str] = frozenset()
     content_hash: str | None = None  # of the main text; None when there is no text
     license: str | None = None
@@ -86,8 +102,20 @@ class ParsedPage:
         return "nofollow" in self.directives
 
 
+# The ASCII characters ``str.split()`` splits on, each made a space.
+_ASCII_SPACES = bytes(0x20 if chr(i).isspace() else i for i in range(128)) + bytes(range(128, 256))
+
+
 def text_hash(text: str) -> str:
-    """The exact-duplicate key of a text: SHA-256 of its whitespace-normalised form."""
+    """The exact-duplicate key of a text: SHA-256 of its whitespace-normalised form
+    (``" ".join(text.split())``, UTF-8)."""
+    if text.isascii():
+        # The same bytes without a Python object per word (a page's 7,000 words): every
+        # whitespace character a space, runs of spaces halved until single.
+        data = text.encode("ascii").translate(_ASCII_SPACES)
+        while b"  " in data:
+            data = data.replace(b"  ", b" ")
+        return hashlib.sha256(data.strip(b" ")).hexdigest()
     return hashlib.sha256(" ".join(text.split()).encode("utf-8")).hexdigest()
 
 
@@ -105,7 +133,8 @@ def _header_values(headers: Sequence[tuple[str, str]], name: str) -> list[str]:
 
 
 def _parse(job: PageInput, options: ParseOptions) -> ParsedPage:
-    decoded = decode_page(job.body, content_type=job.content_type)
+    content_type = _DOM_TYPE if job.rendered else job.content_type
+    decoded = decode_page(job.body, content_type=content_type)
     html, encoding = decoded.text, decoded.encoding
     if decoded.problem is not None:
         return ParsedPage(url=job.url, encoding=encoding, not_text=decoded.problem)
@@ -119,7 +148,7 @@ def _parse(job: PageInput, options: ParseOptions) -> ParsedPage:
     found |= directives.from_meta(metas, options.agents)
 
     base = _base_url(tree, job.url)
-    links, canonical, license_url, nofollowed, bad, over_cap = _links(tree, base, options, found)
+    found_links = _links(tree, base, options, found)
     extraction = extract_from_tree(tree, url=job.url)
     text = extraction.text or _visible_text(tree)
     language = None
@@ -135,14 +164,16 @@ def _parse(job: PageInput, options: ParseOptions) -> ParsedPage:
         language=language.code if language else None,
         language_confidence=language.confidence if language else None,
         base_url=base,
-        canonical=canonical,
-        links=links,
+        canonical=found_links.canonical,
+        links=tuple(found_links.links),
+        anchors=tuple(found_links.anchors),
+        unfollowed=tuple(found_links.unfollowed.items()),
         directives=frozenset(found),
         content_hash=text_hash(text) if text.strip() else None,
-        license=license_url,
-        nofollow_links=nofollowed,
-        bad_links=bad,
-        links_over_cap=over_cap,
+        license=found_links.license,
+        nofollow_links=found_links.nofollowed,
+        bad_links=found_links.bad,
+        links_over_cap=found_links.over_cap,
         tdm=tdm_meta or tdm_header,
         quality=quality_signals(text) if options.quality and text else None,
         near_signature=options.near.signature(text) if options.near and text else None,
@@ -187,56 +218,95 @@ def _base_url(tree: LexborHTMLParser, url: str) -> str:
     return url
 
 
-def _links(
-    tree: LexborHTMLParser, base: str, options: ParseOptions, found: set[str]
-) -> tuple[tuple[str, ...], str | None, str | None, int, int, int]:
-    """(links, canonical, license, rel=nofollow skipped, bad hrefs, hrefs over the cap).
+@dataclass(slots=True)
+class _Links:
+    """What ``_links`` finds."""
+
+    links: dict[str, None] = field(default_factory=dict)  # followed, in order, once each
+    anchors: list[str] = field(default_factory=list)  # of ``links`` (link graph only)
+    unfollowed: dict[str, str] = field(default_factory=dict)  # URL -> anchor (graph only)
+    canonical: str | None = None
+    license: str | None = None
+    nofollowed: int = 0  # rel=nofollow links not followed
+    bad: int = 0  # hrefs that are not crawlable URLs
+    over_cap: int = 0  # followable hrefs past the cap (not joined nor kept)
+
+
+def _anchor(node: Node, tag: str) -> str:
+    """A link's anchor text: its text, else its title, else an image's alt text."""
+    attrs = node.attributes
+    if tag == "area":
+        text = attrs.get("alt") or ""
+    elif tag == "a":
+        text = node.text(deep=True, separator=" ") or attrs.get("title") or ""
+        if not text.strip():
+            img = node.css_first("img[alt]")
+            text = (img.attributes.get("alt") or "") if img is not None else ""
+    else:
+        text = attrs.get("title") or ""
+    return " ".join(text.split())[:ANCHOR_CHARS]
+
+
+def _links(tree: LexborHTMLParser, base: str, options: ParseOptions, found: set[str]) -> _Links:
+    """The page's links, canonical and license, and the counts of what was not kept.
 
     Past ``options.max_links`` links, hrefs are only counted (a repeat of a kept href
     is not): joining and keeping a million of them would cost seconds here and
-    flood the crawl process that receives them.
+    flood the crawl process that receives them. With the link graph on, the links
+    not followed are kept too (as many), with every link's anchor text.
     """
+    out = _Links()
     follow = "nofollow" not in found
-    out: dict[str, None] = {}
-    kept: set[str] = set()  # the raw hrefs behind ``out`` (with a cap)
+    kept: set[str] = set()  # the raw hrefs behind ``out.links`` (with a cap)
     cap = options.max_links or None
-    canonical = license_url = None
-    nofollowed = bad = over = 0
     join = urls.join
     strip = options.strip_tracking
+    graph = options.link_graph
     for node in tree.css(_LINK_SELECTOR):
         attrs = node.attributes
-        tag = node.tag
+        tag = node.tag or ""
         raw = attrs.get("src") if tag in ("frame", "iframe") else attrs.get("href")
         if not raw:
             continue
         rel = (attrs.get("rel") or "").lower().split()
         if tag == "link":
-            if "canonical" in rel and canonical is None:
+            if "canonical" in rel and out.canonical is None:
                 try:
-                    canonical = join(base, raw, strip_tracking=strip)
+                    out.canonical = join(base, raw, strip_tracking=strip)
                 except UrlError:
-                    bad += 1
-            if "license" in rel and license_url is None:
-                license_url = raw.strip()
+                    out.bad += 1
+            if "license" in rel and out.license is None:
+                out.license = raw.strip()
             if not _LINK_RELS.intersection(rel):
                 continue
-        elif "license" in rel and license_url is None:
-            license_url = raw.strip()
-        if not follow:
+        elif "license" in rel and out.license is None:
+            out.license = raw.strip()
+        if not follow or ("nofollow" in rel and not options.follow_nofollow_links):
+            out.nofollowed += follow
+            if graph and (cap is None or len(out.unfollowed) < cap):
+                try:
+                    target = join(base, raw, strip_tracking=strip)
+                except UrlError:
+                    continue
+                if target not in out.unfollowed:
+                    out.unfollowed[target] = _anchor(node, tag)
             continue
-        if "nofollow" in rel and not options.follow_nofollow_links:
-            nofollowed += 1
-            continue
-        if cap is not None and len(out) >= cap:
+        if cap is not None and len(out.links) >= cap:
             if raw not in kept:
-                over += 1
+                out.over_cap += 1
             continue
         try:
-            out[join(base, raw, strip_tracking=strip)] = None
+            target = join(base, raw, strip_tracking=strip)
         except UrlError:
-            bad += 1
+            out.bad += 1
             continue
+        if target not in out.links:
+            out.links[target] = None
+            if graph:
+                out.anchors.append(_anchor(node, tag))
         if cap is not None:
             kept.add(raw)
-    return tuple(out), canonical, license_url, nofollowed, bad, over
+    if graph:
+        for target in out.links:
+            out.unfollowed.pop(target, None)  # followed elsewhere on the page
+    return out

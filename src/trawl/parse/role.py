@@ -3,8 +3,9 @@
 Pages come from the fetch role in memory (``submit``: the body is still at hand) or
 from the durable parse queue (the body read back from its committed WARC record):
 after a crash, and always when the fetch role runs in another process (``poll``).
-Each is parsed in a worker process (``parse/page.py``, pure), then applied by the
-``ParseStage``, which acknowledges it in the store's next commit.
+Each is parsed in a worker process (``parse/page.py``, pure; a sitemap file by
+``parse/sitemap.py``), then applied by the ``ParseStage`` (``SitemapStage``), which
+acknowledges it in the store's next commit.
 A worker that dies is replaced and its page tried once more.
 """
 
@@ -12,38 +13,36 @@ from __future__ import annotations
 
 import asyncio
 import multiprocessing
-import signal
 import time
 from collections.abc import Callable, Coroutine
 from concurrent.futures import Executor, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
-from trawl.archive.warc import read_response
+from trawl.archive.warc import read_rendered, read_response
 from trawl.fetch.http import decode_content
 from trawl.fetch.stage import ParseTask
 from trawl.frontier.admission import CounterSink
 from trawl.jobs import ParseJob
 from trawl.models import Location
 from trawl.parse.page import PageInput, ParsedPage, ParseOptions, parse_page
+from trawl.parse.sitemap import MAX_BYTES as SITEMAP_MAX_BYTES
+from trawl.parse.sitemap import ParsedSitemap, parse_sitemap
+from trawl.parse.sitemap_stage import SitemapStage
 from trawl.parse.stage import ParseStage
+from trawl.parse.worker import init_worker
 from trawl.storage.base import ParseQueue
 
 __all__ = ["ParseRole"]
 
-
-def _init_worker() -> None:
-    """Warm a parse worker: import the parser and its language tables once.
-
-    Ctrl-C is the crawl process's business: a terminal sends SIGINT to the whole
-    process group, and a worker that took it would die with a KeyboardInterrupt
-    traceback mid-page; the crawl process stops the pool itself. SIGTERM keeps its
-    default: the pool's own clean-up after a crashed worker terminates the others.
-    """
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    parse_page(
-        PageInput("http://warm.invalid/", (), b"<p>warming up this worker</p>"), ParseOptions()
-    )
+# Fetching pauses (``has_room`` False) while the pages submitted and not yet applied
+# hold this many bytes of bodies, or ``max_held_pages`` pages: parsing that falls
+# behind for a moment must not stop fetching, since a host's turn not taken is lost
+# for good (hosts in step send a burst of up to ``max_in_flight`` pages at once), but
+# memory stays bounded when parsing cannot keep up at all. Their parse results (main
+# text, links) are of the same order while they wait to be applied. 64 MiB: 1,300
+# pages of 50 KB, two bursts of ``max_in_flight`` (512) pages.
+MAX_HELD_BYTES = 64 * 1024 * 1024
 
 
 class ParseRole:
@@ -51,6 +50,7 @@ class ParseRole:
         self,
         *,
         stage: ParseStage,
+        sitemaps: SitemapStage,
         options: ParseOptions,
         workers: int,
         read_warc: Callable[[Location], bytes],
@@ -60,10 +60,12 @@ class ParseRole:
         on_error: Callable[[Exception], bool],
         writable: Callable[[], bool],
         latency: Callable[[float], None] | None = None,
+        max_held_pages: int = 1024,
     ) -> None:
         """``on_error`` says whether an error was dealt with (a full disk) or is a bug;
         ``writable`` False means write nothing more (the disk is full)."""
         self._stage = stage
+        self._sitemaps = sitemaps
         self._options = options
         self._workers = workers
         self._read_warc = read_warc
@@ -75,6 +77,10 @@ class ParseRole:
         self._latency = latency
         self._pool: Executor | None = None
         self.tasks: set[asyncio.Task[None]] = set()
+        self.held_bytes = 0  # bodies of the pages submitted and not yet applied
+        self._max_held_pages = max_held_pages
+        # Queued or recovered pages taken up at once: enough to keep the workers busy.
+        self._take_up = max(64, 32 * max(1, workers))
         self.recovering: list[tuple[int, ParseJob]] = []
         self._last_seq = 0  # the newest queue entry taken up
 
@@ -82,27 +88,32 @@ class ParseRole:
     def backlog(self) -> int:
         return len(self.tasks) + len(self.recovering)
 
+    def has_room(self) -> bool:
+        """Whether the fetch role may start another fetch (see ``MAX_HELD_BYTES``)."""
+        return len(self.tasks) < self._max_held_pages and self.held_bytes < MAX_HELD_BYTES
+
     def start(self, pending: list[tuple[int, ParseJob]]) -> None:
         """Start the workers; ``pending`` are the queue's entries left by an earlier run."""
         self.recovering = list(pending)
         self._last_seq = max((seq for seq, _ in pending), default=0)
         self._pool = self._make_pool()
 
-    def poll(self, queue: ParseQueue, cap: int) -> None:
+    def poll(self, queue: ParseQueue) -> None:
         """Take up entries another process's fetch role committed since the last poll."""
-        room = cap - self.backlog
+        room = self._take_up - self.backlog
         if room > 0:
             fresh = queue.pending(after=self._last_seq, limit=room)
             if fresh:
                 self._last_seq = fresh[-1][0]
                 self.recovering.extend(fresh)
 
-    def feed(self, cap: int) -> None:
-        """Take recovered pages up while fewer than ``cap`` parses are under way."""
-        while self.recovering and len(self.tasks) < cap:
+    def feed(self) -> None:
+        """Take recovered pages up while the workers have room for them."""
+        while self.recovering and len(self.tasks) < self._take_up:
             self._recover(*self.recovering.pop(0))
 
     def submit(self, task: ParseTask) -> None:
+        self.held_bytes += len(task.body)
         self._track(self._parse(task))
 
     async def finish(self, grace: float) -> None:
@@ -128,22 +139,31 @@ class ParseRole:
     def _make_pool(self) -> Executor | None:
         if self._workers == 0:
             return None
+        # A worker starts from a light module (parse/worker.py): the parser, not the
+        # parse role's imports (the HTTP client, the stages).
         return ProcessPoolExecutor(
             max_workers=self._workers,
             mp_context=multiprocessing.get_context("forkserver"),
-            initializer=_init_worker,
+            initializer=init_worker,
         )
 
     def _recover(self, seq: int, job: ParseJob) -> None:
-        """A page stored before a crash but not parsed: parse it from its WARC record."""
+        """A page stored before a crash but not parsed: parse it from its WARC record
+        (the rendered DOM's, for a rendered page)."""
         try:
-            stored = read_response(self._read_warc(job.warc))
-            coding = next((v for k, v in stored.headers if k.lower() == "content-encoding"), None)
-            body, _ = decode_content(stored.body, coding, self._max_body)
+            if job.rendered is not None:
+                body = read_rendered(self._read_warc(job.rendered))
+            else:
+                stored = read_response(self._read_warc(job.warc))
+                coding = next(
+                    (v for k, v in stored.headers if k.lower() == "content-encoding"), None
+                )
+                cap = SITEMAP_MAX_BYTES if job.kind == "sitemap" else self._max_body
+                body, _ = decode_content(stored.body, coding, cap)
         except Exception as exc:
             self._count.add("recover:unreadable")
-            page = ParsedPage(url=job.final_url, error=f"unreadable WARC record: {exc}")
-            self._track(self._apply(seq, job, page))
+            why = f"unreadable WARC record: {exc}"
+            self._track(self._apply(seq, job, _failed(job, why)))
             return
         self._count.add("recover:parsed")
         self.submit(ParseTask(seq=seq, job=job, body=body))
@@ -153,37 +173,70 @@ class ParseRole:
         self.tasks.add(t)
         t.add_done_callback(self.tasks.discard)
 
-    async def _parse(self, task: ParseTask, *, attempt: int = 1) -> None:
+    async def _parse(self, task: ParseTask) -> None:
+        try:
+            await self._parse_page(task)
+        finally:
+            self.held_bytes -= len(task.body)
+
+    async def _parse_page(self, task: ParseTask, *, attempt: int = 1) -> None:
         job = task.job
-        page_input = PageInput(
-            url=job.final_url, headers=job.headers, body=task.body, content_type=job.content_type
-        )
         started = time.monotonic()
         try:
-            if self._pool is None:
-                page = parse_page(page_input, self._options)
-            else:
-                loop = asyncio.get_running_loop()
-                page = await loop.run_in_executor(self._pool, parse_page, page_input, self._options)
+            result = await self._run(job, task.body)
         except BrokenProcessPool:
             # A worker died (a page crashed the parser?): new pool; one more try per page.
             old, self._pool = self._pool, self._make_pool()
             if old is not None:
                 old.shutdown(wait=False, cancel_futures=True)
             if attempt < 2:
-                await self._parse(task, attempt=attempt + 1)
+                await self._parse_page(task, attempt=attempt + 1)
                 return
-            page = ParsedPage(url=job.final_url, error="parse worker crashed")
+            result = _failed(job, "parse worker crashed")
         if self._latency is not None:
             self._latency(time.monotonic() - started)
-        await self._apply(task.seq, job, page)
+        await self._apply(task.seq, job, result)
 
-    async def _apply(self, seq: int, job: ParseJob, page: ParsedPage) -> None:
+    async def _run(self, job: ParseJob, body: bytes) -> ParsedPage | ParsedSitemap:
+        """Parse in a worker process (or here, with no workers)."""
+        loop = asyncio.get_running_loop()
+        if job.kind == "sitemap":
+            sitemap = self._sitemaps.input(job, body)
+            if self._pool is None:
+                return parse_sitemap(sitemap)
+            return await loop.run_in_executor(self._pool, parse_sitemap, sitemap)
+        page_input = PageInput(
+            url=job.final_url,
+            headers=job.headers,
+            body=body,
+            content_type=job.content_type,
+            rendered=job.rendered is not None,
+        )
+        if self._pool is None:
+            return parse_page(page_input, self._options)
+        return await loop.run_in_executor(self._pool, parse_page, page_input, self._options)
+
+    async def _apply(self, seq: int, job: ParseJob, result: ParsedPage | ParsedSitemap) -> None:
         try:
             if self._writable():
-                await self._stage.apply_async(seq, job, page)
+                if isinstance(result, ParsedSitemap):
+                    await self._sitemaps.apply_async(seq, job, result)
+                else:
+                    await self._stage.apply_async(seq, job, result)
         except Exception as exc:
             if not self._on_error(exc):
                 raise
         finally:
+            # Off the backlog before the loop hears of it (else it sees the page still
+            # under way and waits for an event that does not come).
+            current = asyncio.current_task()
+            if current is not None:
+                self.tasks.discard(current)
             self._on_done()
+
+
+def _failed(job: ParseJob, error: str) -> ParsedPage | ParsedSitemap:
+    """The result of a job that could not be parsed at all."""
+    if job.kind == "sitemap":
+        return ParsedSitemap(url=job.final_url, kind="none", error=error, problem="unreadable")
+    return ParsedPage(url=job.final_url, error=error)

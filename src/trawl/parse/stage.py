@@ -8,9 +8,11 @@ recorded as a duplicate of its first URL and its links are not followed), near
 duplicate (the same, against the near-duplicate index), links (unless nofollow),
 noindex, opt-outs (a training crawl keeps no text whose owner reserved it: ``noai``,
 TDMRep), quality thresholds (off by default), then the text record with its
-provenance. The page leaves the parse queue in the same commit, so a crash before it
-simply parses the page again. Each outcome also feeds the host duplicate tracker,
-which may demote the host in the frontier.
+provenance. Links are offered each with its share of the page's OPIC cash, and go
+to the link graph too (``archive/links.py``). The page leaves the parse queue in the
+same commit, so a crash before it simply parses the page again. Each outcome also
+feeds the host duplicate tracker, which may demote the host in the frontier, and the
+host quality of the crawl's ranker.
 """
 
 from __future__ import annotations
@@ -22,12 +24,15 @@ from datetime import UTC, datetime
 from typing import Any, Protocol
 
 from trawl.archive.events import EventLog
+from trawl.archive.links import LinkLog
 from trawl.archive.textstore import TextStore
 from trawl.clock import Clock
 from trawl.config import QualityThresholds
 from trawl.dedup.hostdups import HostDupTracker, Outcome
 from trawl.dedup.near import NearDupIndex, assign
 from trawl.frontier.admission import Admission, Candidate, CounterSink
+from trawl.frontier.equivalences import Observation, page_of
+from trawl.frontier.priority import Ranker
 from trawl.frontier.revisit import Revisits
 from trawl.jobs import OutcomeKind as K
 from trawl.jobs import ParseJob, ParseOutcome
@@ -35,11 +40,15 @@ from trawl.models import UrlStatus
 from trawl.parse.page import ParsedPage
 from trawl.parse.tdm import TdmDecision, decide
 from trawl.storage.base import Frontier, PageRecord, PageStore, ParseQueue
+from trawl.storage.gate import CommitGate
 
 # Links admitted between two turns of the event loop (a few milliseconds of work).
 ADMIT_CHUNK = 500
 # Directives that reserve a page's text from model training.
 AI_DIRECTIVES = ("noai", "noimageai")
+# What a page's outcome says of its host's quality (others say nothing).
+_GOOD = frozenset({K.STORED, K.UNCHANGED})
+_BAD = frozenset({K.DUPLICATE, K.NEAR_DUPLICATE, K.ERROR, K.BINARY, K.UNDECODABLE, K.LOW_QUALITY})
 
 
 def iso_time(ts: float) -> str:
@@ -110,7 +119,9 @@ class ParseStage:
         near: NearDupCheck | None = None,
         host_dups: HostDupTracker | None = None,
         revisits: Revisits | None = None,
+        links: LinkLog | None = None,
         chunk: int = ADMIT_CHUNK,
+        gate: CommitGate | None = None,
     ) -> None:
         self._frontier = frontier
         self._admission = admission
@@ -124,8 +135,12 @@ class ParseStage:
         self._near = near
         self._host_dups = host_dups or HostDupTracker()
         self._revisits = revisits
+        self._links = links
+        self._ranker: Ranker = admission.ranker
+        self._quality = admission.ranker.quality
         self._chunk = max(1, chunk)
         self._lock = asyncio.Lock()
+        self._gate = gate  # the group commit's: see storage/gate.py
         self.documents = 0
 
     def apply(self, seq: int, job: ParseJob, page: ParsedPage) -> ParseOutcome:
@@ -150,7 +165,10 @@ class ParseStage:
         """
         async with self._lock:
             steps = self._steps(seq, job, page)
+            gate = self._gate
             while True:
+                if gate is not None:
+                    await gate.passage()  # a step may append a text or event record
                 try:
                     next(steps)
                 except StopIteration as done:
@@ -163,6 +181,10 @@ class ParseStage:
     ) -> Generator[None, None, ParseOutcome]:
         """The work of ``apply``; yields between chunks of links (see ``apply_async``)."""
         outcome, kind, cluster = yield from self._apply(job, page)
+        if self._learn(job, page, outcome):
+            # Another spelling of a page seen: what it says about the host is taught
+            # to its URL rules, not held against it as a duplicate.
+            kind = None
         host, fp, reason = job.host, job.fp, str(outcome)
         self._pages.set_fetch_outcome(host, fp, content_hash=page.content_hash, outcome=reason)
         self._frontier.set_status(host, fp, UrlStatus.PARSED, reason=reason)
@@ -171,6 +193,8 @@ class ParseStage:
             self._revisits.schedule(host, fp, job.revisit, changed=changed)
         self._queue.ack(seq)
         self._count.add(outcome.kind.counter)
+        if self._quality is not None and (outcome.kind in _GOOD or outcome.kind in _BAD):
+            self._quality.record(host, good=outcome.kind in _GOOD)
         if kind is not None:
             self._feedback(host, kind)
         self._publish(job, page, outcome, cluster)
@@ -189,7 +213,10 @@ class ParseStage:
             kind = K.UNDECODABLE if page.not_text == K.UNDECODABLE.value else K.BINARY
             return ParseOutcome(kind), None, None
         if page.canonical and page.canonical != job.final_url:
-            result = self._admission.offer([Candidate(page.canonical, depth=depth)], now=now)
+            # The site names it: never respelled (a rule that would is refuted, _learn);
+            # the page gives way to it, and its cash with it.
+            named = Candidate(page.canonical, depth=depth, rewrite=False, cash=job.cash)
+            result = self._admission.offer([named], now=now)
             if result.added or result.seen:
                 canonical = ParseOutcome(K.CANONICAL, page.canonical)
                 return canonical, Outcome.CANONICAL_ELSEWHERE, None
@@ -211,7 +238,13 @@ class ParseStage:
                     if near_dup is not None:
                         return near_dup
         if not page.nofollow:
-            yield from self._offer_links(page, depth + 1, now)
+            yield from self._offer_links(page, depth + 1, now, job.cash)
+        if self._links is not None:
+            # No turn of the event loop from here to the page's ack: the links are in
+            # the commit that acknowledges the page (archive/links.py).
+            self._links.add(
+                job.final_url, job.fetched_at, page.links, page.anchors, page.unfollowed
+            )
         if page.noindex:
             return ParseOutcome(K.NOINDEX), None, None
         if page.content_hash is None or cluster is None:
@@ -240,6 +273,27 @@ class ParseStage:
         self._store(job, page, cluster, tdm, opt_outs)
         return ParseOutcome(K.STORED), Outcome.NEW, cluster
 
+    def _learn(self, job: ParseJob, page: ParsedPage, outcome: ParseOutcome) -> bool:
+        """Tell the host's learned equivalences what this URL turned out to be;
+        whether it was another spelling of a page seen."""
+        eq = self._admission.equivalences
+        if eq is None:
+            return False
+        paired = outcome.kind in (K.DUPLICATE, K.NEAR_DUPLICATE, K.CANONICAL)
+        learned = eq.observe(
+            Observation(
+                host=job.host,
+                url=job.final_url,
+                page=page_of(outcome, job.url),
+                same_as=outcome.detail if paired else None,
+                canonical=page.canonical,
+                kept=outcome.kind is not K.CANONICAL,
+            )
+        )
+        if learned.undo:
+            self._admission.restore(learned.undo, now=self._clock.now())
+        return learned.spelling
+
     def _near_duplicate(
         self, job: ParseJob, doc: str, cluster: str
     ) -> tuple[ParseOutcome, Outcome, str] | None:
@@ -254,15 +308,18 @@ class ParseStage:
         where = near.url if near is not None else doc
         return ParseOutcome(K.NEAR_DUPLICATE, where), Outcome.NEAR_DUPLICATE, cluster
 
-    def _offer_links(self, page: ParsedPage, depth: int, now: float) -> Iterator[None]:
+    def _offer_links(self, page: ParsedPage, depth: int, now: float, cash: float) -> Iterator[None]:
+        """Offer the page's links, each with an equal share of the page's cash."""
         if page.links_over_cap:
             self._count.add("dropped:over per-page cap", page.links_over_cap)
         links, step = page.links, self._chunk
+        share = self._ranker.share(cash, len(links))
         for start in range(0, len(links), step):
             if start:
                 yield
             chunk = links[start : start + step]
-            self._admission.offer([Candidate(link, depth=depth) for link in chunk], now=now)
+            offers = [Candidate(link, depth=depth, cash=share) for link in chunk]
+            self._admission.offer(offers, now=now)
 
     def _tdm(self, job: ParseJob, page: ParsedPage) -> TdmDecision:
         well_known = job.tdm_well_known
@@ -307,6 +364,7 @@ class ParseStage:
             "warc": {"file": warc.file, "offset": warc.offset, "length": warc.length},
             "cluster": cluster,
             "near_duplicate_of": None,
+            "truncated": job.truncated,  # "length": cut at the body cap; "decode"
             "provenance": {
                 "robots": "allowed",
                 "robots_agents": list(self._policy.agents),
@@ -317,6 +375,8 @@ class ParseStage:
                 "tdm_source": tdm.source,
                 "license": page.license,
                 "near_cluster": cluster,
+                # Rendered in a browser or not, and why (None: the crawl never renders).
+                "render": job.render,
             },
         }
         if page.quality is not None:
@@ -362,7 +422,7 @@ class ParseStage:
             kind = "page.changed"
         else:
             return
-        w = job.warc
+        w, r = job.warc, job.rendered
         self._events.publish(
             kind,
             {
@@ -375,5 +435,9 @@ class ParseStage:
                 "cluster": cluster,
                 "warc": {"file": w.file, "offset": w.offset, "length": w.length},
                 "fetched_at": iso_time(job.fetched_at),
+                "render": job.render,
+                "rendered": None
+                if r is None
+                else {"file": r.file, "offset": r.offset, "length": r.length},
             },
         )

@@ -23,6 +23,7 @@ _TYPES = {"js": "text/javascript", "css": "text/css"}
 _SHELL = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>{title}</title>
 <meta name="viewport" content="width=device-width, initial-scale=1">
+<link rel="icon" href="data:,">
 <link rel="stylesheet" href="/crawls/assets/dashboard.css"></head>
 <body data-crawl="{crawl}"><header><h1><a href="/crawls">trawl crawls</a></h1>
 <label>token <input id="token" type="password" autocomplete="off" placeholder="bearer token">

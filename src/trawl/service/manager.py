@@ -19,6 +19,7 @@ import contextlib
 import logging
 import os
 import secrets
+import shutil
 import signal
 import sys
 import time
@@ -26,16 +27,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from trawl.service.runner import EXIT_FILE, PAUSE_FILE, SPEC_FILE
+from trawl.fetch.robots_wait import ROBOTS_STOP
+from trawl.service.runner import EXIT_FILE, PAUSE_FILE, POLITENESS_ENV, SPEC_FILE, STATE_FILE
+from trawl.service.steer import revise
 from trawl.storage.open import in_use
-from trawl.telemetry import read_json, write_json_atomic
+from trawl.telemetry import PROGRESS_FILE, read_json, write_json_atomic
 
 log = logging.getLogger("trawl.service")
 
-STATE_FILE = "state.json"
 LOG_FILE = "crawl.log"
 RUNTIME_FILE = "runtime.json"
-FINISHED_REASONS = ("done", "max pages", "max duration", "interrupted", "aborted")
+FINISHED_REASONS = ("done", "max pages", "max duration", "interrupted", "aborted", ROBOTS_STOP)
 LIVE = ("running", "paused", "stopping")
 
 
@@ -60,12 +62,25 @@ def lock_held(directory: Path) -> bool:
 
 
 class CrawlManager:
-    def __init__(self, root: Path, *, max_running: int = 8, python: str | None = None) -> None:
+    def __init__(
+        self,
+        root: Path,
+        *,
+        max_running: int = 8,
+        python: str | None = None,
+        politeness_dir: Path | None = None,
+    ) -> None:
+        """``politeness_dir``: the host leases every child crawl shares (None: none)."""
         self.root = root / "crawls"
         self.max_running = max_running
         self._python = python or sys.executable
+        self.politeness_dir = politeness_dir
         self._children: dict[str, _Child] = {}
+        self._spec_lock = asyncio.Lock()  # one revision of a spec at a time
         self._closing = False
+        # Whether this process manages the crawls (``start`` was called); a standby
+        # server (``leader.py``) only reads them and knows no child.
+        self.managing = False
 
     # -- reading -------------------------------------------------------------------
 
@@ -86,7 +101,7 @@ class CrawlManager:
 
     def status(self, crawl_id: str) -> str:
         desired = str(self.state(crawl_id).get("desired"))
-        if desired in LIVE and crawl_id not in self._children:
+        if desired in LIVE and self.managing and crawl_id not in self._children:
             return "failed"  # wanted alive, but nothing runs it (it could not start)
         return desired
 
@@ -96,7 +111,9 @@ class CrawlManager:
     # -- lifecycle -----------------------------------------------------------------
 
     async def start(self) -> None:
-        """On server start: adopt live crawls, start again those wanted alive."""
+        """On server start (or when it takes over from another): adopt live crawls,
+        start again those wanted alive."""
+        self.managing = True
         for crawl_id in self.ids():
             directory = self.root / crawl_id
             desired = self.state(crawl_id).get("desired")
@@ -174,9 +191,42 @@ class CrawlManager:
             raise CrawlConflictError(f"the crawl is {status} already")
         self._set(crawl_id, desired="stopping")
         child = self._children.get(crawl_id)
-        if child is not None:
+        # A runner that has not written progress yet may still be importing, when a
+        # SIGINT kills it: it reads the wanted state within its first second instead.
+        if (
+            child is not None
+            and (read_json(self.root / crawl_id / PROGRESS_FILE) or {}).get("pid") == child.pid
+        ):
             with contextlib.suppress(ProcessLookupError):
                 os.kill(child.pid, signal.SIGINT)
+
+    async def steer(self, crawl_id: str, change: dict[str, Any]) -> dict[str, Any]:
+        """Record ``change`` (``{"seeds": [...]}`` or ``{"set": {...}}``) as the next
+        revision of the crawl's spec; its process applies it within a second (a failed
+        crawl when it resumes). Returns the revised spec."""
+        status = self.status(crawl_id)
+        if status in ("finished", "stopping"):
+            raise CrawlConflictError(f"the crawl is {status}; start a new crawl instead")
+        path = self.root / crawl_id / SPEC_FILE
+        async with self._spec_lock:
+            spec = revise(read_json(path) or {}, change, at=time.time())
+            write_json_atomic(path, spec)
+        log.info("crawl steered", extra={"crawl": crawl_id, "revision": spec["revision"]})
+        return spec
+
+    async def delete(self, crawl_id: str) -> None:
+        """Remove a crawl that has ended, with all its data."""
+        status = self.status(crawl_id)
+        if status not in ("finished", "failed") or crawl_id in self._children:
+            raise CrawlConflictError(f"the crawl is {status}; stop it before deleting it")
+        directory = self.root / crawl_id
+        if lock_held(directory):
+            raise CrawlConflictError("a process still holds the crawl's data")
+        # The spec first: without it the crawl is no longer listed, even if the rest
+        # of the removal were cut short.
+        (directory / SPEC_FILE).unlink(missing_ok=True)
+        await asyncio.to_thread(shutil.rmtree, directory, ignore_errors=True)
+        log.info("crawl deleted", extra={"crawl": crawl_id})
 
     # -- processes -----------------------------------------------------------------
 
@@ -198,6 +248,7 @@ class CrawlManager:
                 stdout=out,
                 stderr=out,
                 start_new_session=True,
+                env={**os.environ, POLITENESS_ENV: str(self.politeness_dir or "none")},
             )
         write_json_atomic(directory / RUNTIME_FILE, {"pid": process.pid, "at": time.time()})
         child = _Child(pid=process.pid, process=process)

@@ -4,8 +4,17 @@ from __future__ import annotations
 
 from typing import Any
 
+from trawl.config import RENDER_MODES
+from trawl.service import steer_openapi
+from trawl.service.openapi_base import BEARER
+from trawl.service.openapi_base import answer as _json
+from trawl.service.openapi_base import ref as _ref
 from trawl.service.spec import (
     LIMITS,
+    MAX_HOST_OVERRIDES,
+    MAX_PATTERN_LENGTH,
+    MAX_PATTERNS,
+    MAX_RENDER_HOSTS,
     MAX_SEEDS,
     NUMBERS,
     PRIORITIES,
@@ -16,7 +25,6 @@ from trawl.service.spec import (
 )
 from trawl.service.views import PROGRESS_INTS
 
-BEARER = "bearerAuth"
 SECURITY_SCHEMES = {
     BEARER: {
         "type": "http",
@@ -26,14 +34,6 @@ SECURITY_SCHEMES = {
         "reads too where they need a token.",
     }
 }
-
-
-def _ref(name: str) -> dict[str, str]:
-    return {"$ref": f"#/components/schemas/{name}"}
-
-
-def _json(name: str, description: str) -> dict[str, Any]:
-    return {"description": description, "content": {"application/json": {"schema": _ref(name)}}}
 
 
 def _nullable(kind: str, **more: Any) -> dict[str, Any]:
@@ -64,6 +64,14 @@ TOP = {
     },
 }
 _INT = {"type": "integer"}
+_PATTERNS = {
+    "type": "array",
+    "maxItems": MAX_PATTERNS,
+    "items": {"type": "string", "maxLength": MAX_PATTERN_LENGTH},
+    "description": "Python regular expressions searched in each URL's normal form (seeds, "
+    "links, redirect targets, sitemap entries): include admits only URLs matching one, "
+    "exclude refuses URLs matching any (exclude wins)",
+}
 _NUM = {"type": "number"}
 
 # What a create or a control answers: the crawl and its state now.
@@ -84,7 +92,10 @@ SCHEMAS: dict[str, Any] = {
                 "type": "array",
                 "minItems": 1,
                 "maxItems": MAX_SEEDS,
-                "items": {"type": "string"},
+                "description": "seed URLs; a seed may carry a priority (default 1): the OPIC "
+                "cash it starts with, so a higher one is fetched sooner, and so are the pages "
+                "it links to",
+                "items": steer_openapi.SEED,
             },
             "scope": _enum(SCOPES, "host"),
             "allowed_hosts": {"type": "array", "items": {"type": "string"}},
@@ -115,6 +126,11 @@ SCHEMAS: dict[str, Any] = {
             "delay": _bounded(*NUMBERS["delay"], description="seconds between requests to a host"),
             "timeout": _bounded(*NUMBERS["timeout"], description="total seconds per fetch"),
             "parse_workers": _bounded(*NUMBERS["parse_workers"]),
+            "robots_patience": _bounded(
+                *NUMBERS["robots_patience"],
+                description="seconds the crawl goes on when only URLs of hosts whose "
+                "robots.txt is unreachable are left (they stay queued); default 600",
+            ),
             "allow_networks": {
                 "type": "array",
                 "items": {"type": "string"},
@@ -130,8 +146,55 @@ SCHEMAS: dict[str, Any] = {
                 "that is not public must lie within a network the server's operator allows, "
                 "else 400 naming `resolve.HOST`",
             },
-            "strip_tracking": {"type": "boolean"},
+            "strip_tracking": {
+                "type": "boolean",
+                "default": True,
+                "description": "drop known tracking parameters (utm_*, gclid, fbclid, ...: "
+                "`trawl url normalize --help` lists them) from URLs before the seen check; "
+                "false keeps them",
+            },
+            "equivalences": {
+                "type": "boolean",
+                "default": True,
+                "description": "learn, per host, which spellings of its URLs serve the same "
+                "page (a session or referrer parameter, /amp/, index.html, a trailing slash) "
+                "from rel=canonical and duplicates, and rewrite URLs by them at admission",
+            },
             "quality": _enum(QUALITIES),
+            "sitemaps": {
+                "type": "boolean",
+                "default": True,
+                "description": "read each host's sitemaps (the Sitemap lines of its "
+                "robots.txt and its /sitemap.xml, index files and gzip included) for URLs",
+            },
+            "include": _PATTERNS,
+            "exclude": _PATTERNS,
+            "hosts": {
+                "type": "object",
+                "maxProperties": MAX_HOST_OVERRIDES,
+                "description": "per-host overrides by host name (the host and its "
+                "subdomains; name:port for one port; the longest name wins). delay: seconds "
+                "between requests, never below the host's robots.txt Crawl-delay; budget: "
+                "URLs admitted for the host instead of limits.max_per_host (0: no limit); "
+                "priority: the host's rank in the schedule, lower first (default 0); block: "
+                "fetch nothing from it, its URLs refused with the reason 'host blocked'",
+                "additionalProperties": steer_openapi.HOST_OVERRIDE,
+            },
+            "render": _enum(
+                RENDER_MODES,
+                "never",
+                description="render pages in headless Chromium before parsing them: auto "
+                "renders pages that look like application shells (and hosts learned to need "
+                "it), always every HTML page; every request of the browser keeps the crawl's "
+                "rules (address guard, robots.txt, the host's pace, size caps)",
+            ),
+            "render_hosts": {
+                "type": "array",
+                "maxItems": MAX_RENDER_HOSTS,
+                "items": {"type": "string"},
+                "description": "other hosts whose scripts and API calls a rendered page may "
+                "load (cdn.example, or .example for a domain); none by default",
+            },
         },
     },
     "CrawlCreated": _CRAWL_STATE,
@@ -147,6 +210,7 @@ SCHEMAS: dict[str, Any] = {
             "skipped_by_reason": COUNTS,
             "links_dropped_by_reason": COUNTS,
             "errors_by_kind": COUNTS,
+            "failed_by_reason": COUNTS,
             "status_codes": COUNTS,
             "robots": COUNTS,
             "dedup": COUNTS,
@@ -155,6 +219,7 @@ SCHEMAS: dict[str, Any] = {
             "history": {"type": "array", "items": {"type": "array", "items": _NUM}},
         },
     },
+    **steer_openapi.SCHEMAS,
     "Crawl": {
         "type": "object",
         "required": ["id", "name", "state", "created", "seeds", "progress"],
@@ -164,12 +229,20 @@ SCHEMAS: dict[str, Any] = {
             "state": {"enum": ["running", "paused", "stopping", "finished", "failed"]},
             "created": _nullable("number"),
             "finished": _nullable("number"),
-            "stopped": _nullable("string", description="why it ended (done, max pages, ...)"),
+            "stopped": _nullable(
+                "string",
+                description="why it ended (done, max pages, waiting for robots.txt, ...)",
+            ),
             "error": _nullable("string"),
             "seeds": {"type": "array", "items": {"type": "string"}},
             "purpose": {"type": "string"},
             "progress": _ref("Progress"),
             "spec": {"type": "object"},
+            "managed": {
+                "type": "boolean",
+                "description": "started and run by the server; false for `main`, the data "
+                "directory's own crawl (trawl crawl), which it serves read-only",
+            },
         },
     },
     "CrawlList": {
@@ -217,6 +290,44 @@ SCHEMAS: dict[str, Any] = {
             "urls": COUNTS,
             "errors": {"type": "array", "items": {"type": "object"}},
             "robots": {"type": "array", "items": {"type": "object"}},
+            "shared": {
+                "type": ["object", "null"],
+                "description": "the host as every crawl sharing this server's host leases "
+                "sees it: a fetch in flight (busy), the next allowed contact, the largest "
+                "gap a crawl asked for lately",
+                "properties": {
+                    "busy": {"type": "boolean"},
+                    "next_contact": _nullable("string"),
+                    "gap": _NUM,
+                },
+            },
+            "equivalences": {
+                "type": "array",
+                "items": _ref("UrlRule"),
+                "description": "the host's learned URL equivalences: spellings of its URLs "
+                "that serve the same page, applied first, then learning, then refuted",
+            },
+        },
+    },
+    "UrlRule": {
+        "type": "object",
+        "required": ["rule", "state", "pages", "values", "rewrites"],
+        "properties": {
+            "rule": {
+                "type": "string",
+                "description": "param:NAME (any value), param:NAME=VALUE, segment:amp, "
+                "segment:print, segment:printable, index:FILE (index.html, ...), slash",
+            },
+            "state": _enum(("active", "candidate", "refuted")),
+            "pages": {**_INT, "description": "distinct pages that showed it (at most 16)"},
+            "values": {**_INT, "description": "values of the parameter seen (at most 16)"},
+            "rewrites": {**_INT, "description": "URLs it respelled or skipped"},
+            "prefer": _nullable("string", description='slash: the form URLs get ("/" or "")'),
+            "reason": _nullable(
+                "string",
+                description="why it was applied (its evidence) or refuted (the counterexample)",
+            ),
+            "since": _nullable("string", description="when it got its state (ISO 8601)"),
         },
     },
     "EventPage": {
@@ -232,6 +343,13 @@ SCHEMAS: dict[str, Any] = {
 
 _ERR = _json("Error", "an error, for people")
 _AUTH = {"401": _json("Error", "no or a wrong bearer token")}
+_STANDBY = {
+    "503": _json(
+        "Error",
+        "this server is a standby: another trawl serve over the same data directory "
+        "manages the crawls (the message names it; Retry-After: 1)",
+    )
+}
 _ID = {"name": "id", "in": "path", "required": True, "schema": {"type": "string"}}
 _CRAWL_Q = {
     "name": "crawl",
@@ -254,7 +372,10 @@ def _control(action: str, summary: str) -> dict[str, Any]:
                 "202": _json("CrawlState", "accepted; the crawl's state now"),
                 **_AUTH,
                 "404": _ERR,
-                "409": _json("Error", "the crawl's state does not allow it"),
+                "409": _json(
+                    "Error", "the crawl's state does not allow it, or it is `main` (read-only)"
+                ),
+                **_STANDBY,
                 **(
                     {"429": _json("Error", "too many crawls running")} if action == "resume" else {}
                 ),
@@ -267,7 +388,8 @@ PATHS: dict[str, Any] = {
     "/v1/crawls": {
         "get": {
             "operationId": "listCrawls",
-            "summary": "Every crawl with its state and progress",
+            "summary": "Every crawl with its state and progress (`main` first: the data "
+            "directory's own crawl, if it holds one)",
             "tags": ["crawls"],
             "responses": {"200": _json("CrawlList", "the crawls, newest last")},
         },
@@ -285,6 +407,7 @@ PATHS: dict[str, Any] = {
                 "400": _json("Error", "a bad request: one message per bad field in `fields`"),
                 **_AUTH,
                 "429": _json("Error", "too many crawls running"),
+                **_STANDBY,
             },
         },
     },
@@ -295,8 +418,10 @@ PATHS: dict[str, Any] = {
             "tags": ["crawls"],
             "parameters": [_ID],
             "responses": {"200": _json("Crawl", "the crawl"), "404": _ERR},
-        }
+        },
+        **steer_openapi.CRAWL_OPERATIONS,
     },
+    "/v1/crawls/{id}/seeds": steer_openapi.SEEDS_PATH,
     "/v1/crawls/{id}/pause": _control("pause", "Take no new URLs (in-flight work finishes)"),
     "/v1/crawls/{id}/resume": _control("resume", "Go on after a pause (or a failure)"),
     "/v1/crawls/{id}/stop": _control("stop", "Stop gracefully; the crawl ends finished"),

@@ -7,6 +7,7 @@ here can disturb a crawl. Callers run these in a thread: they do blocking I/O.
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +21,9 @@ from trawl.fetch.robots import rules_for_fetch
 from trawl.jobs import ParseOutcome
 from trawl.parse.charset import decode_html
 from trawl.parse.stage import iso_time
+from trawl.stats import rule_views
 from trawl.storage.blobs import TEXT_LOG, WARC_LOG
+from trawl.storage.open import has_host_leases, open_host_leases
 from trawl.storage.place import CrawlPlace
 
 BODY_CAP = 256 * 1024  # characters of body text returned with a page
@@ -38,8 +41,9 @@ def _place(where: Path | CrawlPlace) -> CrawlPlace:
 def page_copy(
     where: Path | CrawlPlace, raw_url: str, *, body: bool = True
 ) -> dict[str, Any] | None:
-    """The latest stored fetch of ``raw_url`` with its metadata, or None if never stored
-    (``where``: a data directory, or a crawl in Redis)."""
+    """The latest stored fetch of ``raw_url`` (or of it without tracking parameters)
+    with its metadata, or None if never stored (``where``: a data directory, or a
+    crawl in Redis)."""
     try:
         url = urls.normalize(raw_url)
     except UrlError:
@@ -51,6 +55,10 @@ def page_copy(
         return None
     try:
         fetch = reader.fetch_of_url(url)
+        if fetch is None and urls.without_tracking(url) != url:
+            # The crawl dropped its tracking parameters (unless it kept them).
+            url = urls.without_tracking(url)
+            fetch = reader.fetch_of_url(url)
         if fetch is None:
             return None
         page = reader.page(fetch.content_hash) if fetch.content_hash is not None else None
@@ -104,6 +112,7 @@ def host_view(where: Path | CrawlPlace, host: str, config: CrawlConfig) -> dict[
         return None
     try:
         view = reader.host(host)
+        learned = reader.url_rules(host)
     finally:
         reader.close()
     if view is None:
@@ -141,4 +150,27 @@ def host_view(where: Path | CrawlPlace, host: str, config: CrawlConfig) -> dict[
         "urls": {s.label: n for s, n in sorted(view.urls.items())},
         "errors": [{"reason": r, "count": n} for r, n in view.errors],
         "robots": robots_out,
+        "equivalences": rule_views(learned),
+    }
+
+
+def shared_host(politeness_dir: Path, host: str) -> dict[str, Any] | None:
+    """The host in the leases every crawl of the server shares (None: never leased)."""
+    if not has_host_leases(politeness_dir):
+        return None
+    try:
+        leases = open_host_leases(politeness_dir)
+    except StorageError:
+        return None
+    try:
+        now = time.time()
+        found = leases.get(host, now)
+    finally:
+        leases.close()
+    if found is None:
+        return None
+    return {
+        "busy": found.holder is not None,
+        "next_contact": iso_time(found.next_at) if found.next_at > now else None,
+        "gap": found.gap,
     }

@@ -2,15 +2,21 @@
 events (SSE) and ``/metrics``. Anything that changes state needs the bearer token
 (compared in constant time), else 401; reads are open on a loopback bind, and need the
 read token or this token elsewhere (checked by the app: ``trawl.api.guard``).
+
+Every crawl of the data directory is served (``catalog.py``: ``main``, the directory's
+own ``trawl crawl``, read-only, and each API crawl). Several ``trawl serve`` processes
+may serve one data directory; the one holding its lock manages the crawls, the others
+answer control calls with 503 and take over when it dies (``leader.py``).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hmac
 import logging
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -21,19 +27,23 @@ from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
 
 from trawl.api import guard
 from trawl.api._json import json_error, json_response
+from trawl.config import parse_politeness_dir
 from trawl.fetch.address import IPNetwork
 from trawl.logs import setup_logging
 from trawl.service import openapi
+from trawl.service.catalog import MAIN, Catalog
 from trawl.service.events import EventTail
+from trawl.service.leader import ManagerLock
 from trawl.service.manager import CrawlConflictError, CrawlManager, TooManyCrawlsError
 from trawl.service.metrics import CrawlCollector
-from trawl.service.reader import host_view, page_copy
-from trawl.service.runner import SPEC_FILE
-from trawl.service.spec import SpecError, check_spec, to_config
-from trawl.service.views import crawl_view
-from trawl.telemetry import read_json
+from trawl.service.reader import host_view, page_copy, shared_host
+from trawl.service.runner import POLITENESS_ENV
+from trawl.service.spec import SpecError, check_spec
+from trawl.service.steer import check_change, check_delete, check_seeds
 
 log = logging.getLogger("trawl.service")
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+Middleware = Callable[[web.Request, Handler], Awaitable[web.StreamResponse]]
 TOKEN_FILE = "service-token"
 
 
@@ -47,13 +57,29 @@ class ServiceRoutes:
     openapi_schemas = openapi.SCHEMAS
     openapi_security_schemes = openapi.SECURITY_SCHEMES
 
-    def __init__(self, data_dir: Path, *, allow_networks: Sequence[IPNetwork] = ()) -> None:
+    def __init__(
+        self,
+        data_dir: Path,
+        *,
+        allow_networks: Sequence[IPNetwork] = (),
+        takeover_interval: float = 1.0,
+    ) -> None:
         self.data_dir = data_dir
         # The operator's ceiling on what an API crawl may open (trawl serve --allow-network).
         self.allow_networks = tuple(allow_networks)
         self.manager = CrawlManager(
-            data_dir, max_running=int(os.environ.get("TRAWL_MAX_CRAWLS", "8"))
+            data_dir,
+            max_running=int(os.environ.get("TRAWL_MAX_CRAWLS", "8")),
+            # Every crawl of this server shares its host leases (TRAWL_POLITENESS_DIR,
+            # trawl serve --politeness-dir; default DATA/hosts; none: each alone).
+            politeness_dir=parse_politeness_dir(
+                os.environ.get(POLITENESS_ENV, str(data_dir.resolve() / "hosts"))
+            ),
         )
+        self.catalog = Catalog(data_dir, self.manager)
+        self.lock = ManagerLock(data_dir)
+        self._takeover_interval = takeover_interval
+        self._watcher: asyncio.Task[None] | None = None
         self._token = ""
         self._closing = asyncio.Event()
         self.registry = CollectorRegistry(auto_describe=False)
@@ -64,15 +90,51 @@ class ServiceRoutes:
         """The control token grants reads too (where reads need a token)."""
         return (self._token,) if self._token else ()
 
+    @property
+    def middlewares(self) -> tuple[Middleware, ...]:
+        return (self._gate,)
+
+    @web.middleware
+    async def _gate(self, request: web.Request, handler: Handler) -> web.StreamResponse:
+        """Every control call (a POST, PATCH or DELETE under /v1/crawls): the token
+        first (401), then ``main`` is read-only (409), then a standby refuses (503)."""
+        if request.method in ("GET", "HEAD", "OPTIONS") or not request.path.startswith(
+            "/v1/crawls"
+        ):
+            return await handler(request)
+        if not self._authorized(request):
+            return self._unauthorized()
+        if request.match_info.get("id") == MAIN and self.catalog.has_main():
+            return json_error(
+                409,
+                f"crawl {MAIN} is this data directory's own crawl (trawl crawl): this "
+                "server did not start it and cannot change it; stop the trawl crawl "
+                "process itself (Ctrl-C or SIGTERM; it resumes when run again)",
+            )
+        if not self.lock.held:
+            return self._standby()
+        return await handler(request)
+
+    @property
+    def role(self) -> str:
+        """``manager`` (runs and controls the crawls) or ``standby`` (serves reads)."""
+        return "manager" if self.lock.held else "standby"
+
+    def health(self) -> dict[str, Any]:
+        return {"role": self.role, "crawls": len(self.catalog.ids())}
+
     def _crawl_dirs(self) -> list[tuple[str, Path, str]]:
-        m = self.manager
-        return [(i, m.root / i, m.status(i)) for i in m.ids()]
+        c = self.catalog
+        return [(i, d, c.status(i)) for i in c.ids() if (d := c.directory(i)) is not None]
 
     def register(self, app: web.Application) -> None:
         r = app.router
         r.add_get("/v1/crawls", self.list_crawls)
         r.add_post("/v1/crawls", self.create)
         r.add_get("/v1/crawls/{id}", self.get_crawl)
+        r.add_patch("/v1/crawls/{id}", self.change)
+        r.add_delete("/v1/crawls/{id}", self.delete)
+        r.add_post("/v1/crawls/{id}/seeds", self.add_seeds)
         for action in ("pause", "resume", "stop"):
             r.add_post(f"/v1/crawls/{{id}}/{action}", self.control)
         r.add_get("/v1/pages", self.page)
@@ -91,13 +153,41 @@ class ServiceRoutes:
                 f"{self._token}",
                 flush=True,
             )
-        await self.manager.start()
+        if self.lock.try_take():
+            await self.manager.start()
+        else:
+            log.info(
+                "standby: another trawl serve manages the crawls",
+                extra={"manager": self.lock.holder()},
+            )
+            self._watcher = asyncio.create_task(self._take_over())
+
+    async def _take_over(self) -> None:
+        """A standby: take the lock when the manager lets go of it (or dies)."""
+        while not self._closing.is_set():
+            await asyncio.sleep(self._takeover_interval)
+            if not self._closing.is_set() and self.lock.try_take():
+                log.warning("took over the crawls of %s", self.data_dir)
+                try:
+                    await self.manager.start()
+                except Exception:  # the crawls it could not adopt show as failed
+                    log.exception("taking over the crawls of %s failed", self.data_dir)
+                return
 
     async def _on_shutdown(self, app: web.Application) -> None:
         self._closing.set()
 
     async def cleanup(self, app: web.Application) -> None:
-        await self.manager.close()
+        self._closing.set()
+        if self._watcher is not None:
+            self._watcher.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._watcher
+        if self.lock.held:
+            try:
+                await self.manager.close()  # the crawls stop before another may manage
+            finally:
+                self.lock.release()
 
     # -- helpers -----------------------------------------------------------------
 
@@ -113,29 +203,49 @@ class ServiceRoutes:
         response.headers["WWW-Authenticate"] = 'Bearer realm="trawl"'
         return response
 
+    def _standby(self) -> web.Response:
+        """A control call on a standby: 503, naming the manager."""
+        holder = self.lock.holder()
+        who = (
+            f"trawl serve pid {holder.get('pid')} on {holder.get('host')}"
+            if holder
+            else "another trawl serve"
+        )
+        response = json_error(
+            503,
+            f"this server is a standby: the crawls of this data directory are managed by "
+            f"{who}; send control calls there (a load balancer retries them on it), or "
+            "retry: a standby takes over within seconds when the manager stops",
+        )
+        response.headers["Retry-After"] = "1"
+        return response
+
     def _pick(self, request: web.Request) -> tuple[str, Path] | web.Response:
         wanted = request.query.get("crawl")
         if wanted is not None:
-            directory = self.manager.directory(wanted)
+            directory = self.catalog.directory(wanted)
             return (wanted, directory) if directory else json_error(404, "no such crawl")
-        ids = self.manager.ids()
+        ids = self.catalog.ids()
         if not ids:
             return json_error(404, "no crawls yet")
         if len(ids) > 1:
             return json_error(400, "several crawls: say which", {"crawl": "required"})
-        return ids[0], self.manager.root / ids[0]
+        directory = self.catalog.directory(ids[0])
+        return (ids[0], directory) if directory else json_error(404, "no crawls yet")
 
     # -- crawls ------------------------------------------------------------------
 
     async def list_crawls(self, request: web.Request) -> web.Response:
-        crawls = [crawl_view(self.manager, i, full=False) for i in self.manager.ids()]
+        ids = self.catalog.ids()
+        crawls = await asyncio.to_thread(lambda: [self.catalog.view(i, full=False) for i in ids])
         return json_response({"crawls": crawls})
 
     async def get_crawl(self, request: web.Request) -> web.Response:
         crawl_id = request.match_info["id"]
-        if self.manager.directory(crawl_id) is None:
+        if self.catalog.directory(crawl_id) is None:
             return json_error(404, "no such crawl")
-        return json_response(crawl_view(self.manager, crawl_id, full=True))
+        view = await asyncio.to_thread(self.catalog.view, crawl_id, full=True)
+        return json_response(view)
 
     async def create(self, request: web.Request) -> web.Response:
         if not self._authorized(request):
@@ -170,6 +280,73 @@ class ServiceRoutes:
         log.info("crawl %s", action, extra={"crawl": crawl_id})
         return json_response({"id": crawl_id, "state": self.manager.status(crawl_id)}, status=202)
 
+    # -- steering ----------------------------------------------------------------
+
+    async def _steer_request(self, request: web.Request) -> tuple[str, Any] | web.Response:
+        """The crawl id and the JSON body of a steering request, or the error answer."""
+        if not self._authorized(request):
+            return self._unauthorized()
+        crawl_id = request.match_info["id"]
+        if self.manager.directory(crawl_id) is None:
+            return json_error(404, "no such crawl")
+        raw = await request.read()
+        if not raw and request.method == "DELETE":
+            return crawl_id, {"confirm": request.query.get("confirm")}
+        try:
+            return crawl_id, orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            return json_error(400, "the body is not JSON", {"body": "not JSON"})
+
+    async def _steer(self, crawl_id: str, change: dict[str, Any]) -> web.Response:
+        try:
+            spec = await self.manager.steer(crawl_id, change)
+        except CrawlConflictError as exc:
+            return json_error(409, str(exc))
+        answer = {
+            "id": crawl_id,
+            "state": self.manager.status(crawl_id),
+            "revision": spec["revision"],
+            "seeds": len(spec["seeds"]),
+            "limits": spec.get("limits", {}),
+            "delay": spec.get("delay"),
+        }
+        return json_response(answer, status=202)
+
+    async def add_seeds(self, request: web.Request) -> web.Response:
+        return await self._change(request, "seeds", check_seeds)
+
+    async def change(self, request: web.Request) -> web.Response:
+        return await self._change(request, "set", check_change)
+
+    async def _change(
+        self, request: web.Request, kind: str, check: Callable[[Any], Any]
+    ) -> web.Response:
+        """A revision of the spec: ``{kind: check(body)}``."""
+        got = await self._steer_request(request)
+        if isinstance(got, web.Response):
+            return got
+        crawl_id, body = got
+        try:
+            change = check(body)
+        except SpecError as exc:
+            return json_error(400, f"invalid request: {exc}", exc.fields)
+        return await self._steer(crawl_id, {kind: change})
+
+    async def delete(self, request: web.Request) -> web.Response:
+        got = await self._steer_request(request)
+        if isinstance(got, web.Response):
+            return got
+        crawl_id, body = got
+        try:
+            check_delete(body, crawl_id)
+        except SpecError as exc:
+            return json_error(400, str(exc), exc.fields)
+        try:
+            await self.manager.delete(crawl_id)
+        except CrawlConflictError as exc:
+            return json_error(409, str(exc))
+        return json_response({"id": crawl_id, "deleted": True})
+
     # -- pages and hosts ---------------------------------------------------------
 
     async def page(self, request: web.Request) -> web.Response:
@@ -178,10 +355,10 @@ class ServiceRoutes:
             return json_error(400, "url is required", {"url": "required"})
         body = request.query.get("body", "true").lower() not in ("false", "0", "no")
         wanted = request.query.get("crawl")
-        ids = [wanted] if wanted is not None else self.manager.ids()
+        ids = [wanted] if wanted is not None else self.catalog.ids()
         best: dict[str, Any] | None = None
         for crawl_id in ids:
-            directory = self.manager.directory(crawl_id)
+            directory = self.catalog.directory(crawl_id)
             if directory is None:
                 return json_error(404, "no such crawl")
             found = await asyncio.to_thread(page_copy, directory, url, body=body)
@@ -196,12 +373,15 @@ class ServiceRoutes:
         if isinstance(picked, web.Response):
             return picked
         crawl_id, directory = picked
-        config = to_config(read_json(directory / SPEC_FILE) or {}, directory)
+        config = await asyncio.to_thread(self.catalog.config, crawl_id, directory)
         host = request.match_info["host"].strip().lower()
         view = await asyncio.to_thread(host_view, directory, host, config)
         if view is None:
             return json_error(404, "the crawl has not met that host")
-        return json_response({**view, "crawl": crawl_id})
+        # The leases the crawl shares: the server's for its crawls, main's own for main.
+        where = config.politeness_dir if crawl_id == MAIN else self.manager.politeness_dir
+        shared = None if where is None else await asyncio.to_thread(shared_host, where, host)
+        return json_response({**view, "crawl": crawl_id, "shared": shared})
 
     # -- events and metrics ------------------------------------------------------
 

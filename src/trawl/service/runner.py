@@ -1,10 +1,13 @@
 """One crawl started through the API, in its own process: ``python -m trawl.service.runner DIR``.
 
-``DIR`` holds ``spec.json`` (the checked request). The same command starts the crawl
-and resumes it (the seeds are offered again; the seen set makes that a no-op), so a
-crawl killed before its first commit loses nothing either. While it runs it writes
-``progress.json`` about once a second and obeys the ``pause`` file; SIGINT or SIGTERM
-stops it gracefully (a second one aborts). At the end it writes ``exit.json``.
+``DIR`` holds ``spec.json`` (the checked request, with the changes made since:
+``service/steer.py``). The same command starts the crawl and resumes it (the seeds are
+offered again; the seen set makes that a no-op), so a crawl killed before its first
+commit loses nothing either. While it runs it writes ``progress.json`` about once a
+second, obeys the ``pause`` file, and follows the spec's revisions (new seeds, limits,
+delay), each applied, published as an event and recorded as applied in one commit;
+SIGINT or SIGTERM stops it gracefully (a second one aborts). At the end it writes
+``exit.json``.
 """
 
 from __future__ import annotations
@@ -16,26 +19,34 @@ import os
 import signal
 import sys
 import time
+from collections.abc import Mapping
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 import orjson
 
+from trawl.config import parse_politeness_dir
 from trawl.crawl import Crawl
 from trawl.errors import ConfigError, StorageError
 from trawl.logs import CRAWL_ID, setup_logging
+from trawl.parse.stage import iso_time
 from trawl.records import CrawlSummary
-from trawl.service.spec import PRIORITIES, to_config
+from trawl.service.spec import PRIORITIES, seed_lines, to_config
+from trawl.service.steer import changes_after
 from trawl.storage.open import open_reader
-from trawl.telemetry import PROGRESS_FILE, Telemetry, write_json_atomic
+from trawl.telemetry import PROGRESS_FILE, Telemetry, read_json, write_json_atomic
 
 log = logging.getLogger("trawl.service.runner")
 
 PAUSE_FILE = "pause"
 EXIT_FILE = "exit.json"
 SPEC_FILE = "spec.json"
+STATE_FILE = "state.json"  # what the operator wants (the manager writes it)
+REVISION_META = "spec.revision"  # the last revision of the spec the crawl applied
 INTERVAL = 1.0
+# The host leases the server's crawls share (set by the manager; default DATA/hosts).
+POLITENESS_ENV = "TRAWL_POLITENESS_DIR"
 
 
 def _progress(telemetry: Telemetry, crawl: Crawl, *, state: str, crawl_id: str) -> dict[str, Any]:
@@ -47,10 +58,65 @@ def _progress(telemetry: Telemetry, crawl: Crawl, *, state: str, crawl_id: str) 
     )
 
 
+class SpecFollower:
+    """Applies the revisions of ``spec.json`` the crawl has not applied yet."""
+
+    def __init__(self, crawl: Crawl, directory: Path) -> None:
+        self._crawl = crawl
+        self._path = directory / SPEC_FILE
+        self._directory = directory
+        self.applied = int(crawl.store.meta.get(REVISION_META) or 0)
+        self._seen: float | None = None  # the spec's mtime at the last look
+
+    def poll(self) -> int:
+        """Apply what is new; how many revisions were applied."""
+        try:
+            mtime = self._path.stat().st_mtime
+        except OSError:
+            return 0
+        if mtime == self._seen:
+            return 0
+        self._seen = mtime
+        spec = read_json(self._path) or {}
+        changes = changes_after(spec, self.applied)
+        if not changes:
+            return 0
+        crawl = self._crawl
+        if any("set" in change for change in changes):
+            config = to_config(spec, self._directory)
+            crawl.reconfigure(config.with_changes(politeness_dir=crawl.config.politeness_dir))
+        events = crawl.events  # beside the page events (the runner runs every role)
+        for change in changes:
+            fields: dict[str, Any] = {
+                "time": iso_time(change["at"]),
+                "revision": change["revision"],
+            }
+            if "seeds" in change:
+                added = crawl.add_seeds(seed_lines(change["seeds"]))
+                events.publish("crawl.seeds", {**fields, "seeds": change["seeds"], "added": added})
+            else:
+                events.publish("crawl.changed", {**fields, "set": change.get("set", {})})
+            log.info("spec revision %d applied", change["revision"])
+        self.applied = int(changes[-1]["revision"])
+        # In the same commit as the changes' effects and their events.
+        crawl.store.meta.set(REVISION_META, str(self.applied))
+        return len(changes)
+
+
 async def _watch(crawl: Crawl, telemetry: Telemetry, directory: Path, crawl_id: str) -> None:
-    """Follow the pause file and publish progress, once a second."""
+    """Follow the pause file and the spec, and publish progress, once a second."""
     pause = directory / PAUSE_FILE
+    follower = SpecFollower(crawl, directory)
+    stopping = False
     while True:
+        follower.poll()
+        # A stop asked before this process could take a signal (the manager sends
+        # SIGINT only once this process writes progress: one sent while Python still
+        # imports would kill it mid-import) is read from the wanted state.
+        if not stopping and (read_json(directory / STATE_FILE) or {}).get("desired") == "stopping":
+            stopping = True
+            log.info("stopping: asked for")
+            crawl.request_stop()
         wanted = pause.exists()
         if wanted and not crawl.paused:
             crawl.pause()
@@ -96,6 +162,14 @@ async def _run(crawl: Crawl, telemetry: Telemetry, directory: Path, crawl_id: st
             signal.signal(sig, signal.SIG_IGN)
 
 
+def politeness_dir(directory: Path, env: Mapping[str, str]) -> Path | None:
+    """The server's, shared by all its crawls: the manager's choice, else DATA/hosts
+    (``directory`` is DATA/crawls/<id>)."""
+    if POLITENESS_ENV in env:
+        return parse_politeness_dir(env[POLITENESS_ENV])
+    return directory.resolve().parent.parent / "hosts"
+
+
 def run(directory: Path) -> int:
     crawl_id = directory.name
     CRAWL_ID.set(crawl_id)
@@ -104,7 +178,10 @@ def run(directory: Path) -> int:
         spec = orjson.loads((directory / SPEC_FILE).read_bytes())
         os.nice(PRIORITIES.get(spec.get("priority", "normal"), 0))
         telemetry = Telemetry()
-        crawl = Crawl(to_config(spec, directory), telemetry=telemetry)
+        config = to_config(spec, directory).with_changes(
+            politeness_dir=politeness_dir(directory, os.environ)
+        )
+        crawl = Crawl(config, telemetry=telemetry)
         reader = open_reader(crawl.config.data_dir)
         try:
             telemetry.seed_hosts(reader)
@@ -123,10 +200,17 @@ def run(directory: Path) -> int:
     snap = summary.snapshot
     write_json_atomic(directory / PROGRESS_FILE, {**final, "stopped": summary.stopped})
     write_json_atomic(directory / EXIT_FILE, {"stopped": summary.stopped, "at": time.time()})
+    urls, hosts = summary.robots_waiting
     log.info(
         "crawl %s",
         summary.stopped,
-        extra={"fetched": snap.fetched, "failed": snap.failed, "known": snap.known},
+        extra={
+            "fetched": snap.fetched,
+            "failed": snap.failed,
+            "known": snap.known,
+            "robots_waiting_urls": urls,
+            "robots_waiting_hosts": hosts,
+        },
     )
     return 0
 

@@ -12,16 +12,44 @@ of ``resolve``) must lie within the ceiling the server's operator set (``trawl s
 from __future__ import annotations
 
 import ipaddress
+import re
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, get_args
 
-from trawl import urls
-from trawl.config import CrawlConfig, Purpose, Scope, Timeouts, load_config
-from trawl.errors import ConfigError, UrlError
+from trawl.config import RENDER_MODES, CrawlConfig, Purpose, Scope, Timeouts
+from trawl.config_load import load_config
+from trawl.errors import ConfigError
 from trawl.fetch.address import AddressGuard, IPNetwork
+from trawl.fetch.render.browser import require_playwright
+from trawl.service.checks import (
+    HOST_SETTINGS,
+    MAX_HOST_OVERRIDES,
+    MAX_SEEDS,
+    SpecError,
+    check_host_overrides,
+    check_number,
+    check_seed_urls,
+    check_strings,
+)
 
-MAX_SEEDS = 10_000
+__all__ = [
+    "HOST_SETTINGS",
+    "LIMITS",
+    "MAX_HOST_OVERRIDES",
+    "MAX_SEEDS",
+    "NUMBERS",
+    "SpecError",
+    "check_host_overrides",
+    "check_number",
+    "check_seed_urls",
+    "check_spec",
+    "check_strings",
+    "seed_lines",
+    "seed_urls",
+    "to_config",
+]
+
 PRIORITIES = {"normal": 0, "low": 10, "idle": 19}  # the crawl's processes' nice value
 SCOPES: tuple[str, ...] = get_args(Scope)
 PURPOSES: tuple[str, ...] = get_args(Purpose)
@@ -32,11 +60,15 @@ LIMITS: dict[str, tuple[type, float, float]] = {
     "max_per_host": (int, 1, 10**9),
     "max_duration": (float, 0.1, 365 * 86400.0),
     "max_in_flight": (int, 1, 10_000),
+    "max_sitemaps_per_host": (int, 1, 100_000),
 }
+MAX_PATTERNS = 100
+MAX_PATTERN_LENGTH = 1000
 NUMBERS: dict[str, tuple[type, float, float]] = {
     "delay": (float, 0.0, 3600.0),
     "timeout": (float, 0.1, 600.0),
     "parse_workers": (int, 0, 64),
+    "robots_patience": (float, 0.0, 30 * 86400.0),
 }
 RECRAWL: dict[str, tuple[type, float, float]] = {
     "interval": (float, 1.0, 365 * 86400.0),
@@ -58,38 +90,21 @@ FIELDS = frozenset(
         "delay",
         "timeout",
         "parse_workers",
+        "robots_patience",
         "allow_networks",
         "resolve",
         "strip_tracking",
+        "equivalences",
         "quality",
+        "sitemaps",
+        "include",
+        "exclude",
+        "hosts",
+        "render",
+        "render_hosts",
     )
 )
-
-
-class SpecError(Exception):
-    """One message per bad field."""
-
-    def __init__(self, fields: dict[str, str]) -> None:
-        super().__init__("; ".join(f"{k}: {v}" for k, v in fields.items()))
-        self.fields = fields
-
-
-def _number(value: Any, kind: type, low: float, high: float) -> tuple[Any, str | None]:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None, "must be a number"
-    if kind is int and (isinstance(value, float) and not value.is_integer()):
-        return None, "must be a whole number"
-    if not low <= value <= high:
-        return None, f"must be between {low:g} and {high:g}"
-    return (int(value) if kind is int else float(value)), None
-
-
-def _strings(value: Any, *, max_items: int) -> str | None:
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        return "must be a list of strings"
-    if len(value) > max_items:
-        return f"at most {max_items} items"
-    return None
+MAX_RENDER_HOSTS = 100
 
 
 def _within(network: IPNetwork, ceiling: Sequence[IPNetwork]) -> bool:
@@ -123,6 +138,8 @@ class _Checker:
             self._numbers,
             self._network,
             self._flags,
+            self._patterns,
+            self._hosts,
         ]
         for check in checks:
             check()
@@ -141,26 +158,7 @@ class _Checker:
             self.out["name"] = name
 
     def _seeds(self) -> None:
-        seeds = self._get("seeds")
-        if seeds is None:
-            self.errors["seeds"] = "required: a list of http(s) URLs"
-            return
-        problem = _strings(seeds, max_items=MAX_SEEDS)
-        if problem is None and not seeds:
-            problem = "needs at least one URL"
-        if problem is not None:
-            self.errors["seeds"] = problem
-            return
-        good = []
-        for i, raw in enumerate(seeds):
-            try:
-                url = urls.normalize(raw.strip())
-                urls.host_key(url)
-            except UrlError as exc:
-                self.errors[f"seeds[{i}]"] = f"not a crawlable URL: {exc.reason}"
-                continue
-            good.append(url)
-        self.out["seeds"] = good
+        self.out["seeds"] = check_seed_urls(self._get("seeds"), self.errors)
 
     def _scope(self) -> None:
         scope = self._get("scope", "host")
@@ -169,7 +167,7 @@ class _Checker:
             return
         self.out["scope"] = scope
         hosts = self._get("allowed_hosts", [])
-        problem = _strings(hosts, max_items=MAX_SEEDS)
+        problem = check_strings(hosts, max_items=MAX_SEEDS)
         if problem is not None:
             self.errors["allowed_hosts"] = problem
         elif scope == "allowlist" and not hosts:
@@ -189,7 +187,7 @@ class _Checker:
                 continue
             if value is None:
                 continue
-            out[key], problem = _number(value, *LIMITS[key])
+            out[key], problem = check_number(value, *LIMITS[key])
             if problem:
                 self.errors[f"limits.{key}"] = problem
         self.out["limits"] = out
@@ -199,12 +197,18 @@ class _Checker:
             ("priority", tuple(PRIORITIES), "normal"),
             ("purpose", PURPOSES, "search"),
             ("quality", QUALITIES, "none"),
+            ("render", RENDER_MODES, "never"),
         ):
             value = self._get(key, default)
             if value not in allowed:
                 self.errors[key] = f"must be one of {', '.join(allowed)}"
             else:
                 self.out[key] = value
+        if self.out.get("render", "never") != "never":
+            try:  # a crawl that cannot start is refused now, not failed later
+                require_playwright()
+            except ConfigError as exc:
+                self.errors["render"] = str(exc)
 
     def _agent(self) -> None:
         agent = self._get("agent", "trawl")
@@ -234,7 +238,7 @@ class _Checker:
             if key not in RECRAWL:
                 self.errors[f"recrawl.{str(key)[:100]}"] = "unknown setting"
                 continue
-            out[key], problem = _number(value, *RECRAWL[key])
+            out[key], problem = check_number(value, *RECRAWL[key])
             if problem:
                 self.errors[f"recrawl.{key}"] = problem
         low, high = out.get("min", 3600.0), out.get("max", 30 * 86400.0)
@@ -247,7 +251,7 @@ class _Checker:
         for key, bounds in NUMBERS.items():
             if self._get(key) is None:
                 continue
-            self.out[key], problem = _number(self._get(key), *bounds)
+            self.out[key], problem = check_number(self._get(key), *bounds)
             if problem:
                 self.errors[key] = problem
 
@@ -257,7 +261,7 @@ class _Checker:
 
     def _network(self) -> None:
         nets = self._get("allow_networks", [])
-        problem = _strings(nets, max_items=100)
+        problem = check_strings(nets, max_items=100)
         if problem is None:
             for i, net in enumerate(nets):
                 try:
@@ -290,11 +294,50 @@ class _Checker:
         self.out["resolve"] = resolve
 
     def _flags(self) -> None:
-        value = self._get("strip_tracking", False)
-        if not isinstance(value, bool):
-            self.errors["strip_tracking"] = "must be true or false"
+        for name in ("strip_tracking", "equivalences", "sitemaps"):
+            value = self._get(name, True)
+            if not isinstance(value, bool):
+                self.errors[name] = "must be true or false"
+            else:
+                self.out[name] = value
+        hosts = self._get("render_hosts", [])
+        problem = check_strings(hosts, max_items=MAX_RENDER_HOSTS)
+        if problem is None and any(not h.strip(" .") or "/" in h for h in hosts):
+            problem = "must be host names (cdn.example, or .example for a domain)"
+        if problem is not None:
+            self.errors["render_hosts"] = problem
         else:
-            self.out["strip_tracking"] = value
+            self.out["render_hosts"] = [h.strip().lower() for h in hosts]
+
+    def _patterns(self) -> None:
+        for key in ("include", "exclude"):
+            patterns = self._get(key, [])
+            problem = check_strings(patterns, max_items=MAX_PATTERNS)
+            if problem is not None:
+                self.errors[key] = problem
+                continue
+            for i, pattern in enumerate(patterns):
+                if len(pattern) > MAX_PATTERN_LENGTH:
+                    self.errors[f"{key}[{i}]"] = f"at most {MAX_PATTERN_LENGTH} characters"
+                    continue
+                try:
+                    re.compile(pattern)
+                except re.error as exc:
+                    self.errors[f"{key}[{i}]"] = f"not a regular expression: {exc}"
+            self.out[key] = patterns
+
+    def _hosts(self) -> None:
+        self.out["hosts"] = check_host_overrides(self._get("hosts", {}), self.errors)
+
+
+def seed_lines(seeds: Sequence[str | Mapping[str, Any]]) -> list[str]:
+    """The spec's seeds as the config takes them: ``URL`` or ``URL PRIORITY``."""
+    return [s if isinstance(s, str) else f"{s['url']} {s['priority']!r}" for s in seeds]
+
+
+def seed_urls(seeds: Sequence[str | Mapping[str, Any]]) -> list[str]:
+    """The URLs of the spec's seeds."""
+    return [s if isinstance(s, str) else str(s["url"]) for s in seeds]
 
 
 def check_spec(body: Any, *, allow_networks: Sequence[IPNetwork] = ()) -> dict[str, Any]:
@@ -317,19 +360,28 @@ def to_config(spec: Mapping[str, Any], data_dir: Path) -> CrawlConfig:
     """The crawl's config: defaults < the request (no file, no environment)."""
     overrides: dict[str, Any] = {
         "data_dir": data_dir,
-        "seeds": tuple(spec["seeds"]),
+        "seeds": tuple(seed_lines(spec["seeds"])),
         "scope": spec["scope"],
         "allowed_hosts": tuple(spec["allowed_hosts"]),
         "agent": spec["agent"],
         "contact": spec["contact"],
         "purpose": spec["purpose"],
         "quality": spec["quality"],
-        "strip_tracking": spec["strip_tracking"],
+        # A spec stored before tracking parameters were dropped by default (it has no
+        # "equivalences") holds false only as the default of then: today's applies.
+        "strip_tracking": spec["strip_tracking"] if "equivalences" in spec else True,
+        "equivalences": spec.get("equivalences", True),
+        "sitemaps": spec.get("sitemaps", True),
+        "include": tuple(spec.get("include", ())),
+        "exclude": tuple(spec.get("exclude", ())),
+        "hosts": spec.get("hosts", {}),
+        "render": spec.get("render", "never"),
+        "render_hosts": tuple(spec.get("render_hosts", ())),
         "allow_networks": spec["allow_networks"],
         "resolve": spec["resolve"],
         **spec["limits"],
     }
-    for key in ("delay", "parse_workers"):
+    for key in ("delay", "parse_workers", "robots_patience"):
         if spec.get(key) is not None:
             overrides[key] = spec[key]
     if spec.get("timeout") is not None:

@@ -8,6 +8,7 @@ from typing import Any
 from trawl.records import Snapshot
 from trawl.service.manager import CrawlManager
 from trawl.service.runner import SPEC_FILE
+from trawl.service.spec import seed_urls
 from trawl.telemetry import PROGRESS_FILE, read_json
 
 # The snapshot's whole-number fields, as the crawler writes them into progress.json.
@@ -31,6 +32,7 @@ def progress_view(doc: dict[str, Any] | None) -> dict[str, Any]:
     out["skipped_by_reason"] = _prefixed(counters, "skipped:")
     out["links_dropped_by_reason"] = _prefixed(counters, "dropped:")
     out["errors_by_kind"] = _prefixed(counters, "error:")
+    out["failed_by_reason"] = _prefixed(counters, "failed:")
     out["status_codes"] = _prefixed(counters, "status:")
     out["robots"] = _prefixed(counters, "robots:")
     out["dedup"] = {
@@ -55,7 +57,7 @@ def crawl_view(manager: CrawlManager, crawl_id: str, *, full: bool) -> dict[str,
         "finished": state.get("finished"),
         "stopped": state.get("stopped"),
         "error": state.get("error"),
-        "seeds": list(spec.get("seeds", []))[:20],
+        "seeds": seed_urls(spec.get("seeds", []))[:20],
         "purpose": spec.get("purpose", "search"),
         "progress": progress_view(read_json(directory / PROGRESS_FILE)),
     }

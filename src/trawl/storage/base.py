@@ -13,6 +13,7 @@ from typing import Protocol
 
 from trawl.dedup.minhash import MinHasher
 from trawl.dedup.near import NearDupIndex
+from trawl.dedup.urlrules import Rewrite, UrlRule
 from trawl.jobs import ParseJob
 from trawl.models import (
     AddResult,
@@ -32,14 +33,26 @@ class Frontier(Protocol):
     Exactly one URL of a host is out at a time. The host goes back into the schedule
     only when that URL's fetch ends (``finish``/``retry``/``requeue``), at the time
     the caller says (now + the host's delay).
+
+    Order, within politeness (``trawl.ranking``): a host's queue hands out its URLs by
+    key (``priority``), lowest first; among the hosts whose time has come, the one
+    whose best queued URL's key plus the host's own priority (a demotion) is lowest
+    goes first, then the one ready earliest.
     """
 
     def add(self, urls: Sequence[NewUrl], *, now: float) -> AddResult:
-        """Admit URLs not seen before (exact check); drop those over their host's budget."""
+        """Admit URLs not seen before (exact check); drop those over their host's budget.
+
+        A URL known already and still to be fetched (queued, in flight, waiting) that
+        is offered with a ``gain`` takes it: its cash grows by it and its key becomes
+        ``ranking.raised_key(key, cash + history, gain)``, so a queued URL moves up
+        its host's queue (and its host up the schedule) when an in-link is found.
+        """
         ...
 
     def take(self, now: float) -> Lease | None:
-        """A URL of a host whose time has come, or None when no host is ready."""
+        """A URL of a host whose time has come, or None when no host is ready (the
+        lease carries the URL's cash, to be passed on to its links)."""
         ...
 
     def next_wake(self, now: float) -> float | None:
@@ -60,7 +73,11 @@ class Frontier(Protocol):
         etag: str | None = None,
         last_modified: str | None = None,
     ) -> None:
-        """The fetch of ``lease`` ended with ``status``; its host may go again at the time."""
+        """The fetch of ``lease`` ended with ``status``; its host may go again at the time.
+
+        A page fetched (or redirected) passes its cash on: the lease's cash moves
+        from the URL's ``cash`` to its ``history`` (its key, which counts both, stays).
+        """
         ...
 
     def retry(self, lease: Lease, *, due: float, host_ready_at: float, reason: str) -> None:
@@ -77,8 +94,24 @@ class Frontier(Protocol):
         """Record a later stage's outcome (parsed, skipped as duplicate, ...)."""
         ...
 
-    def revisit(self, host: str, fp: int, *, due: float, interval: float) -> None:
-        """A finished page waits until ``due``, then is queued to be fetched again."""
+    def hold_host(self, host: str, now: float, *, until: float) -> float | None:
+        """Take ``host``'s turn for a request that is none of its URLs (a script another
+        host's page loads in the browser): None when taken, the host then busy until
+        ``release_host`` (or, if never released, ``until`` where holds expire); else
+        when to ask again (the host is busy, or its time has not come). A host the
+        frontier does not know yet is added, with nothing queued."""
+        ...
+
+    def release_host(self, host: str, *, host_ready_at: float) -> None:
+        """The request of ``hold_host`` ended: the host may go again at the time."""
+        ...
+
+    def revisit(self, host: str, fp: int, *, due: float, interval: float, shift: int = 0) -> None:
+        """A finished page waits until ``due``, then is queued to be fetched again, its
+        key moved by ``shift`` (its change history: sooner for a page that changes). A
+        page already waiting for its revisit comes sooner if ``due`` is sooner (never
+        later; its interval and key stay); other waiting, queued or leased URLs are left
+        alone."""
         ...
 
     def wake_due(self, now: float) -> int:
@@ -91,6 +124,17 @@ class Frontier(Protocol):
 
     def demote_host(self, host: str, *, priority: int, budget: int | None, reason: str) -> None:
         """Lower a host's priority and cut its budget (it serves duplicates, traps, ...)."""
+        ...
+
+    def set_max_per_host(self, limit: int | None) -> None:
+        """The budget of every host without one of its own (a steered crawl's
+        ``max_per_host``; None: no limit); URLs admitted before are kept."""
+        ...
+
+    def configure_host(self, host: str, *, budget: int | None, priority: int | None) -> None:
+        """The operator's budget and priority for a host (config ``hosts``), replacing
+        ``max_per_host`` and the default priority 0; a host demoted since keeps its
+        demotion. None leaves that setting as it is."""
         ...
 
     def get(self, host: str, fp: int) -> UrlRecord | None: ...
@@ -108,6 +152,29 @@ class Frontier(Protocol):
     def hosts_ready(self, now: float) -> int: ...
 
     def hosts_waiting(self, now: float) -> int: ...
+
+
+class WakeSignal(Protocol):
+    """How the workers of a frontier shared by many processes (a fleet's) wake each
+    other instead of polling it (optional: a store kept by one process has none)."""
+
+    def announce(self) -> None:
+        """Work is ready here that this worker cannot take now: wake an idle one."""
+        ...
+
+    def flush(self) -> None:
+        """Send what the store keeps back to send with its next round trip."""
+        ...
+
+    def block(self, timeout: float) -> bool:
+        """Wait (in a thread) up to ``timeout`` s for an announcement; True if one came."""
+        ...
+
+    def unblock(self) -> None:
+        """End a ``block`` under way (from another thread)."""
+        ...
+
+    def close(self) -> None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -239,12 +306,90 @@ class Counters(Protocol):
     def all(self) -> dict[str, int]: ...
 
 
+class UrlRuleStore(Protocol):
+    """Each host's learned URL equivalences (``dedup/urlrules.py``): every rule with its
+    evidence and state, how many URLs each rewrote, and those URLs, kept so that a rule
+    refuted later can give them back."""
+
+    def rules(self, host: str) -> list[UrlRule]:
+        """Every rule of ``host`` (candidates, active, refuted), with its rewrites."""
+        ...
+
+    def save(self, rule: UrlRule) -> None:
+        """Insert or replace the host's rule of that key. A state never goes back: a
+        refuted rule stays refuted and an active one active whatever is saved over it
+        (another worker's older copy); the rewrites counted are kept."""
+        ...
+
+    def count(self, host: str, key: str, n: int) -> None:
+        """Add ``n`` to the URLs the rule rewrote (many workers' counts add up)."""
+        ...
+
+    def log(self, rewrites: Sequence[Rewrite]) -> None:
+        """Keep these rewritten URLs (one entry per host, rule and URL)."""
+        ...
+
+    def logged(self, host: str, key: str) -> list[Rewrite]:
+        """The URLs the rule rewrote that are kept, in no particular order."""
+        ...
+
+    def forget(self, host: str, key: str) -> None:
+        """Drop the rule's kept URLs (they were given back)."""
+        ...
+
+
 class MetaStore(Protocol):
     """Small named values kept with the crawl (its config, its scope's hosts, ...)."""
 
     def get(self, key: str) -> str | None: ...
 
     def set(self, key: str, value: str) -> None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class SharedHost:
+    """A host as every crawl sharing a ``HostLeases`` sees it."""
+
+    host: str
+    holder: str | None  # who has a request in flight to it (None: nobody)
+    expires: float  # when that lease lapses if never given back
+    next_at: float  # no crawl contacts the host before this
+    gap: float  # the largest gap between requests a crawl asked lately
+
+
+class HostLeases(Protocol):
+    """One request in flight per host, and the largest asked gap, across crawls.
+
+    Not a crawl's state: every crawl on a machine (a SQLite file in the politeness
+    directory) or of a Redis deployment shares it, and a change is written when made,
+    with no commit. Leases expire (and on one machine a dead holder's lapse at once),
+    so a crawl killed mid-fetch never blocks a host for long; the worst a crash loses
+    is a release, which only makes the host wait for the expiry.
+    """
+
+    def acquire(
+        self, host: str, *, holder: str, now: float, ttl: float, gap: float = 0.0
+    ) -> float | None:
+        """Take ``host`` for one fetch until ``now + ttl``: None when taken, else the
+        time worth asking again (the host is leased by another, or its next allowed
+        contact is later). A live lease of a dead holder is not taken at once: its last
+        response may have just ended, so the host waits ``gap`` (the caller's pause
+        after a response) or a larger live ask from now, as after a release."""
+
+    def release(self, host: str, *, holder: str, now: float, ready_at: float) -> None:
+        """Give ``host`` back: no crawl contacts it before ``ready_at`` (this crawl's
+        next time), nor, when this crawl asked for a gap (``ready_at > now``), before
+        ``now`` plus the largest gap a live crawl asked for."""
+
+    def get(self, host: str, now: float) -> SharedHost | None:
+        """The host's shared state (None: no crawl met it, or long ago)."""
+
+    def beat(self, holder: str) -> None:
+        """``holder`` lives (called about once a second while it crawls): where the
+        holder's process cannot be checked (another machine), a holder that stops
+        beating loses its leases in seconds, not at their expiry."""
+
+    def close(self) -> None: ...
 
 
 class CrawlStore(Protocol):
@@ -255,7 +400,13 @@ class CrawlStore(Protocol):
     A crash before it loses all of them and nothing else, so work acknowledged in a
     commit (a parse queue entry acked, a lease finished) is never lost and work not
     acknowledged is redone, once.
+
+    ``session_ttl``: how long this writer's leases stay its own without a heartbeat
+    (a fleet worker's session: past it, others may roll it back and take its hosts);
+    None where nobody else can take them (one writer of a data directory).
     """
+
+    session_ttl: float | None
 
     @property
     def frontier(self) -> Frontier: ...
@@ -277,6 +428,9 @@ class CrawlStore(Protocol):
 
     @property
     def meta(self) -> MetaStore: ...
+
+    @property
+    def url_rules(self) -> UrlRuleStore: ...
 
     def near_index(self, hasher: MinHasher) -> NearDupIndex:
         """The near-duplicate index of kept founders, written in this store's commits."""
@@ -360,6 +514,11 @@ class CrawlReader(Protocol):
     def committed_logs(self) -> dict[str, Position]: ...
 
     def meta(self, key: str) -> str | None: ...
+
+    def url_rules(self, host: str | None = None) -> list[UrlRule]:
+        """The learned URL equivalences of ``host``, or of every host, with their
+        rewrites, ordered by host and key."""
+        ...
 
     def close(self) -> None: ...
 

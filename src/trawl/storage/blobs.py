@@ -1,6 +1,6 @@
-"""The blob seam: append-only segment logs (WARC, text, events) behind one Protocol.
+"""The blob seam: append-only segment logs (WARC, text, events, links) behind one Protocol.
 
-A crawl writes three logs. Each is a sequence of segments named
+A crawl writes four logs. Each is a sequence of segments named
 ``<prefix>-NNNNN<suffix>``, appended by one writer and rotated at a size limit. The
 committed end of each log (a ``Position``) is stored by the crawl's state store in the
 same commit as the work that wrote it; a writer opened at that position drops what lies
@@ -14,7 +14,7 @@ and ``MemoryBlobStore`` (``trawl.storage.memory``); all run tests/contract/test_
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import BinaryIO, Protocol
 
@@ -22,6 +22,7 @@ from trawl.models import Location, Position
 
 __all__ = [
     "EVENT_LOG",
+    "LINK_LOG",
     "LOGS",
     "TEXT_LOG",
     "WARC_LOG",
@@ -92,7 +93,8 @@ class LogSpec:
 WARC_LOG = LogSpec("warc", "trawl", ".warc.gz")
 TEXT_LOG = LogSpec("text", "trawl", ".jsonl.gz")
 EVENT_LOG = LogSpec("events", "events", ".jsonl")
-LOGS = (WARC_LOG, TEXT_LOG, EVENT_LOG)
+LINK_LOG = LogSpec("links", "links", ".jsonl.zst")
+LOGS = (WARC_LOG, TEXT_LOG, EVENT_LOG, LINK_LOG)
 
 
 class SegmentWriter(Protocol):
@@ -122,6 +124,13 @@ class SegmentWriter(Protocol):
 
     def sync(self) -> Position:
         """Make everything appended durable and readable; the position safe to commit."""
+        ...
+
+    def flush(self) -> tuple[Position, Callable[[], None]]:
+        """``sync`` in two steps: what was appended is written out (readable) and its
+        end returned with a function that makes it durable. The function may run in
+        another thread while the log is appended to (the group commit's fsync, off the
+        event loop); the position is safe to commit once it has returned."""
         ...
 
     def read(self, location: Location) -> bytes:
@@ -212,6 +221,21 @@ class LogWriters:
     def sync(self) -> dict[str, Position]:
         """Every log made durable; the ends to commit, by ``LogSpec.key``."""
         return {spec.key: w.sync() for spec, w in self._open.values()}
+
+    def flush(self) -> tuple[dict[str, Position], Callable[[], None]]:
+        """``sync`` in two steps (see ``SegmentWriter.flush``): the ends to commit, and
+        a function, for any thread, that makes every log durable up to them."""
+        ends: dict[str, Position] = {}
+        steps: list[Callable[[], None]] = []
+        for spec, w in self._open.values():
+            ends[spec.key], durable = w.flush()
+            steps.append(durable)
+
+        def all_durable() -> None:
+            for step in steps:
+                step()
+
+        return ends, all_durable
 
     def files(self, log: LogSpec) -> tuple[str, ...]:
         """Where this writer's segments of ``log`` are."""

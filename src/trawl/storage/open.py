@@ -12,20 +12,25 @@ import sqlite3
 from pathlib import Path
 
 from trawl.errors import DiskFullError, as_disk_full
-from trawl.storage.base import CrawlReader, CrawlStore
+from trawl.storage.base import CrawlReader, CrawlStore, HostLeases
 from trawl.storage.blobs import BlobStore
 from trawl.storage.local.blobs import LocalBlobStore
 from trawl.storage.sqlite.db import lock_held
+from trawl.storage.sqlite.hostleases import FILE_NAME as HOST_LEASES_FILE
+from trawl.storage.sqlite.hostleases import SqliteHostLeases
 from trawl.storage.sqlite.reader import STATE_FILE, SqliteCrawlReader
 from trawl.storage.sqlite.store import SqliteCrawlStore
 
 __all__ = [
     "disk_full_of",
     "has_crawl",
+    "has_host_leases",
     "in_use",
     "is_redis_url",
     "open_blobs",
+    "open_host_leases",
     "open_reader",
+    "open_redis_host_leases",
     "open_redis_reader",
     "open_redis_store",
     "open_store",
@@ -46,6 +51,25 @@ def in_use(data_dir: Path) -> bool:
 def state_path(data_dir: Path) -> Path:
     """The file that holds the crawl's state (named in messages about it)."""
     return data_dir / STATE_FILE
+
+
+def open_host_leases(directory: Path, *, now: float | None = None) -> HostLeases:
+    """The host leases every crawl sharing ``directory`` (the config's
+    ``politeness_dir``) consults; ``now`` forgets rows a day old."""
+    return SqliteHostLeases(directory, now=now)
+
+
+def has_host_leases(directory: Path) -> bool:
+    """Whether a crawl ever shared host leases in ``directory``."""
+    return (directory / HOST_LEASES_FILE).exists()
+
+
+def open_redis_host_leases(url: str, *, beat_ttl: float | None = None) -> HostLeases:
+    """The host leases every crawl in the Redis at ``url`` shares, whatever its id;
+    a holder silent for ``beat_ttl`` seconds (at most 10) holds nothing."""
+    from trawl.storage.redis.hostleases import BEAT_TTL, RedisHostLeases
+
+    return RedisHostLeases(url, beat_ttl=min(BEAT_TTL, beat_ttl or BEAT_TTL))
 
 
 def open_store(

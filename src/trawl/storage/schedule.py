@@ -1,15 +1,23 @@
 """The in-memory half of the frontier: hosts ordered by when each may next be contacted.
 
 Pure data structure, time passed in. Two heaps: hosts whose time has not come yet
-(by ready time), and hosts that may be contacted now (by host priority, then ready
-time), so that when many hosts are ready the better ones go first. A host handed out
-is busy until released: it never has two requests in flight.
+(by ready time), and hosts that may be contacted now (by their order, then ready
+time), so that when many hosts are ready the better ones go first. A frontier gives
+each host the order ``key of its best queued URL + the host's priority`` (lower
+first), and schedules the host again when that falls (a better URL queued). A host
+handed out is busy until released: it never has two requests in flight.
 """
 
 from __future__ import annotations
 
 import heapq
 from itertools import count
+from typing import Final, Protocol
+
+from trawl.models import HostInfo
+
+# When to ask again for a host that is busy (its own fetch, or another's hold).
+HOLD_RETRY: Final = 0.1
 
 
 class HostSchedule:
@@ -48,6 +56,15 @@ class HostSchedule:
         token = next(self._seq)
         self._entry[host] = (token, ready_at, priority)
         heapq.heappush(self._waiting, (ready_at, token, host))
+        if len(self._waiting) + len(self._ready) > 4 * len(self._entry) + 1024:
+            self._compact()
+
+    def _compact(self) -> None:
+        """Drop the stale entries a host rescheduled many times leaves behind (an entry
+        of a worse order that live ones keep from the top could stay forever)."""
+        self._ready = []
+        self._waiting = [(at, token, host) for host, (token, at, _p) in self._entry.items()]
+        heapq.heapify(self._waiting)
 
     def unschedule(self, host: str) -> None:
         """Forget ``host`` (its queue ran dry); stale heap entries are skipped later."""
@@ -72,6 +89,18 @@ class HostSchedule:
                 del entry[host]
                 self._busy.add(host)
                 return host
+        return None
+
+    def hold(self, host: str, next_at: float, now: float) -> float | None:
+        """Mark ``host`` busy though no URL of it was handed out (``pop`` skips it until
+        ``release``) if it is free and its time (``next_at``) has come: None; else when
+        to ask again (``Frontier.hold_host``)."""
+        if host in self._busy:
+            return now + HOLD_RETRY
+        if next_at > now:
+            return next_at
+        self._entry.pop(host, None)
+        self._busy.add(host)
         return None
 
     def release(self, host: str, ready_at: float, *, has_work: bool, priority: int = 0) -> None:
@@ -102,3 +131,51 @@ class HostSchedule:
     def ready_count(self, now: float) -> int:
         """Hosts that could be handed out at ``now`` (for progress displays; O(n))."""
         return sum(1 for _t, at, _p in self._entry.values() if at <= now)
+
+
+class _HostState(Protocol):
+    @property
+    def name(self) -> str: ...
+    @property
+    def next_at(self) -> float: ...
+    @property
+    def queued(self) -> int: ...
+    @property
+    def admitted(self) -> int: ...
+    @property
+    def budget(self) -> int | None: ...
+    @property
+    def priority(self) -> int: ...
+    @property
+    def demoted_reason(self) -> str | None: ...
+
+
+class ScheduleReads:
+    """The Frontier protocol's reads that a ``HostSchedule`` answers (the memory and
+    SQLite frontiers keep one each)."""
+
+    _schedule: HostSchedule
+
+    def _host_info(self, h: _HostState) -> HostInfo:
+        return HostInfo(
+            host=h.name,
+            next_at=h.next_at,
+            queued=h.queued,
+            admitted=h.admitted,
+            budget=h.budget,
+            priority=h.priority,
+            demoted_reason=h.demoted_reason,
+            in_flight=self._schedule.is_busy(h.name),
+        )
+
+    def next_wake(self, now: float) -> float | None:
+        return self._schedule.next_wake(now)
+
+    def hosts_ready(self, now: float) -> int:
+        return self._schedule.ready_count(now)
+
+    def hosts_waiting(self, now: float) -> int:
+        return len(self._schedule) - self._schedule.ready_count(now)
+
+    def hosts_busy(self) -> int:
+        return self._schedule.busy

@@ -3,7 +3,10 @@
 Each page is page furniture (header, menus, cookie banner, share buttons, sidebar,
 comments, footer) around a main part, filled with generated paragraphs until the
 page reaches a size drawn from the sample web's range. Links per page: 20 to 60,
-mostly on the same host, a few to other hosts, one or two to pages that 404.
+mostly on the same host, a few to other hosts. Broken links are as rare as on a
+real site: every page's footer links the host's one stale archive page, and about one
+page in fifty has a broken link in its text (``.../missing-N/``), so a few per cent of
+a host's URLs answer 404.
 """
 
 from __future__ import annotations
@@ -15,6 +18,9 @@ from dataclasses import dataclass
 from trawl.testing._sample_site import HostPlan, PageSpec, distinctive_phrase
 from trawl.testing._sample_text import TextGenerator
 
+# Pages with a broken link of their own (before issue 13: one in two, and a stale
+# archive link of its own on every page, so 404s were more than half of all URLs).
+BROKEN_LINK_SHARE = 0.02
 _MARGIN = 2_500  # the most one paragraph can overshoot a size target by, with slack
 
 
@@ -179,7 +185,7 @@ def _furniture(
     )
     tail_links = [
         links.a("/", "Home"),
-        links.a(f"/archive/{rng.randint(1000, 9999)}/", "Old archive"),  # 404
+        links.a(plan.dead_link, "Old archive"),  # 404, the same on every page of the host
     ]
     if plan.pages.get("/about/"):
         tail_links.append(links.a("/about/", "About us"))
@@ -192,7 +198,7 @@ def _furniture(
             peer = ctx.plan(other)
             path = rng.choice(peer.articles) if peer.articles and rng.random() < 0.6 else "/"
             tail_links.append(links.a(_host_url(peer.name, port, path), f"From {peer.name}"))
-    if rng.random() < 0.5:
+    if rng.random() < BROKEN_LINK_SHARE:
         tail_links.append(
             links.a(f"{spec.path}missing-{rng.randint(1, 99)}/", "Broken link")
         )  # 404

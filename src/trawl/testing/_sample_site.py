@@ -48,12 +48,16 @@ class HostPlan:
     listings: list[list[str]] = field(default_factory=list)
     disallow: tuple[str, ...] = ()
     crawl_delay: int | None = None
+    dead_link: str = "/archive/0/"  # the stale link every page's footer carries (404)
+    hidden: list[str] = field(default_factory=list)  # articles only the sitemaps list
 
-    def robots_txt(self) -> str:
+    def robots_txt(self, sitemap: str | None = None) -> str:
         lines = ["User-agent: *"]
         lines += [f"Disallow: {p}" for p in self.disallow] or ["Disallow:"]
         if self.crawl_delay is not None:
             lines.append(f"Crawl-delay: {self.crawl_delay}")
+        if sitemap is not None:
+            lines.append(f"Sitemap: {sitemap}")
         return "\n".join(lines) + "\n"
 
 
@@ -77,10 +81,12 @@ def _layout(kind: str, pages: int) -> tuple[int, int, int]:
     return sections, max(0, articles), facets
 
 
-def plan_host(seed: int, index: int, hosts: int, pages: int) -> HostPlan:
+def plan_host(seed: int, index: int, hosts: int, pages: int, hidden: int = 0) -> HostPlan:
+    """The host's pages: ``hidden`` of them articles that no page links to."""
     kind = KINDS[index % len(KINDS)]
     rng = random.Random(f"{seed}:plan:{index}")
-    sections_n, articles_n, facets = _layout(kind, pages)
+    linked = pages - hidden
+    sections_n, articles_n, facets = _layout(kind, linked)
     plan = HostPlan(index, host_name(index, hosts), kind, SECTIONS[kind][:sections_n])
     plan.pages["/"] = PageSpec("/", "home")
     for n in range(articles_n):
@@ -102,7 +108,7 @@ def plan_host(seed: int, index: int, hosts: int, pages: int) -> HostPlan:
             for color in COLORS:
                 path = f"/{name}/color-{color}/"
                 plan.pages[path] = PageSpec(path, "facet", s, 1, tuple(chunks[0][::2]))
-    for n in range(pages - len(plan.pages)):
+    for n in range(linked - len(plan.pages)):
         path = INFO_PAGES[n] if n < len(INFO_PAGES) else f"/info/{n}/"
         plan.pages[path] = PageSpec(path, "info", number=n)
     _duplicates(plan, rng, hosts, articles_n)
@@ -110,6 +116,15 @@ def plan_host(seed: int, index: int, hosts: int, pages: int) -> HostPlan:
         plan.disallow = ("/search/",)
     if hosts > 1 and index == 1:
         plan.crawl_delay = 2
+    plan.dead_link = f"/archive/{random.Random(f'{seed}:dead:{index}').randint(1000, 9999)}/"
+    hidden_rng = random.Random(f"{seed}:hidden:{index}")
+    for j in range(hidden):
+        n = articles_n + j  # article numbers below ``pages``: texts of their own
+        section = j % sections_n
+        slug = f"{hidden_rng.choice(_SLUG_WORDS)}-{hidden_rng.choice(_SLUG_WORDS)}-{n}"
+        path = _article_path(kind, plan.sections[section], slug, hidden_rng)
+        plan.hidden.append(path)
+        plan.pages[path] = PageSpec(path, "article", section, n, content=(index, n))
     return plan
 
 

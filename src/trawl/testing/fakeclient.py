@@ -13,6 +13,7 @@ from typing import Any
 
 from trawl.clock import Clock
 from trawl.fetch.http import FetchResponse
+from trawl.fetch.sendcheck import check_send
 
 __all__ = ["FakeClient", "FakePage"]
 
@@ -48,7 +49,9 @@ class FakeClient:
         etag: str | None = None,
         last_modified: str | None = None,
         max_body_bytes: int | None = None,
+        refuse_oversized: bool = False,
     ) -> FetchResponse:
+        check_send()  # as the real client does, right before a request goes out
         now = self.clock.now() if self.clock is not None else 0.0
         self.requests.append((now, url))
         page = self.pages.get(url, FakePage(b"not found", 404, (("Content-Type", "text/plain"),)))

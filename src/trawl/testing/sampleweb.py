@@ -10,12 +10,18 @@ HTML pages: a home page ``/`` linking its sections, section listings (``/world/`
 ``/world/page/2/``, ...) linking every article, the articles, a shop's bounded colour
 facets (``/kitchen/color-red/``), and info pages (``/about/``, ...) to make up the
 count. Every page is 20 to 60 links (mostly on the host, one to three to other hosts,
-one or two to pages that 404: ``/archive/NNNN/`` and ``.../missing-N/``) and a size
-within ``page_bytes``. robots.txt allows all, except about one host in seven (and
+the host's one stale ``/archive/NNNN/`` link, and on one page in fifty a broken
+``.../missing-N/``: a few per cent of all URLs answer 404, as on a real site) and a
+size within ``page_bytes``. robots.txt allows all, except about one host in seven (and
 host index 2) disallowing ``/search/`` (which their pages link, and which is not a
 page), and host index 1 having ``Crawl-delay: 2``. About 1.5 % of articles repeat
 another article's bytes exactly and 1.5 % repeat another article's text (possibly from
 another host of the same kind) in their own page furniture.
+
+With ``sitemap_only=N`` each host also has sitemaps (robots.txt names ``/sitemap.xml``,
+an index of a gzip'd urlset of every linked page with ``lastmod`` dates and a text
+file) and N of its ``pages_per_host`` pages are articles no page links to, listed only
+in its sitemaps (``sitemap_only_urls``): a crawl finds them there or not at all.
 
 Same arguments, same bytes. Absolute links to other hosts carry the port the web is
 served on (``port``, default 80, i.e. none in the URL), so pages are rendered for a
@@ -32,16 +38,16 @@ import signal
 import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from types import TracebackType
 from urllib.parse import urlsplit
 
 from aiohttp import web
 
+from trawl.testing import _sample_sitemaps as sitemaps
 from trawl.testing._sample_render import RenderContext, render
 from trawl.testing._sample_site import HostPlan, distinctive_phrase, host_name, plan_host
 from trawl.testing._sample_text import text_generator
 from trawl.testing.requestlog import RequestLog
-from trawl.testing.vhost import LOOPBACK, VirtualHostServer
+from trawl.testing.vhost import LOOPBACK, ServedWeb, VirtualHostServer, nginx_config
 
 __all__ = ["SampleWeb", "SampleWebServer"]
 
@@ -63,14 +69,18 @@ class SampleWeb:
         pages_per_host: int,
         seed: int = 0,
         page_bytes: tuple[int, int] = (15_000, 80_000),
+        sitemap_only: int = 0,
     ) -> None:
         low, high = page_bytes
         if hosts < 1 or pages_per_host < 3:
             raise ValueError("a sample web needs at least 1 host and 3 pages per host")
+        if not 0 <= sitemap_only <= pages_per_host - 3:
+            raise ValueError("sitemap_only must leave at least 3 linked pages per host")
         if low < 15_000 or high - low < 5_000:
             raise ValueError("page_bytes must start at 15,000 or more and span 5,000 or more")
         self.seed = seed
         self.pages_per_host = pages_per_host
+        self.sitemap_only = sitemap_only
         self.page_bytes = page_bytes
         self.hosts: tuple[str, ...] = tuple(host_name(i, hosts) for i in range(hosts))
         self._index = {name: i for i, name in enumerate(self.hosts)}
@@ -82,7 +92,9 @@ class SampleWeb:
     def _plan(self, index: int) -> HostPlan:
         plan = self._plans.get(index)
         if plan is None:
-            plan = plan_host(self.seed, index, len(self.hosts), self.pages_per_host)
+            plan = plan_host(
+                self.seed, index, len(self.hosts), self.pages_per_host, self.sitemap_only
+            )
             self._plans[index] = plan
         return plan
 
@@ -114,8 +126,21 @@ class SampleWeb:
         spec = plan.pages.get(path)
         return None if spec is None else render(self._ctx, plan, spec, port)
 
-    def robots_txt(self, host: str) -> bytes:
-        return self.plan(host).robots_txt().encode()
+    def sitemap_only_urls(self, *, port: int = 80) -> list[str]:
+        """The pages no page links to (listed only in their host's sitemaps)."""
+        return [self.url(h, p, port=port) for h in self.hosts for p in self.plan(h).hidden]
+
+    def robots_txt(self, host: str, *, port: int = 80) -> bytes:
+        plan = self.plan(host)
+        sitemap = sitemaps.sitemap_url(plan, port) if self.sitemap_only else None
+        return plan.robots_txt(sitemap).encode()
+
+    def sitemap(self, host: str, path: str, *, port: int = 80) -> tuple[bytes, str] | None:
+        """(body, content type) of a sitemap file of ``host``, or None (no such file,
+        or a web without sitemaps)."""
+        if not self.sitemap_only:
+            return None
+        return sitemaps.sitemap_file(self.seed, self.plan(host), path, port)
 
     def pages(self, *, port: int = 80) -> Iterator[tuple[str, bytes]]:
         """(URL, body) of every page, host by host."""
@@ -159,15 +184,17 @@ class SampleWeb:
         ``<dir>/nginx.conf``: server blocks (listen 127.0.0.1:PORT only) to include in
         an nginx ``http {}`` block. Returns the config's path."""
         root = Path(directory).resolve()
-        blocks = [
-            "# The sample web; include inside http { } (with mime.types).",
-            f"server {{\n    listen {LOOPBACK}:{port} default_server;\n    return 421;\n}}",
-        ]
+        roots = {}
         for host in self.hosts:
             plan = self.plan(host)
-            base = root / host
+            base = roots[host] = root / host
             base.mkdir(parents=True, exist_ok=True)
-            (base / "robots.txt").write_bytes(self.robots_txt(host))
+            (base / "robots.txt").write_bytes(self.robots_txt(host, port=port))
+            for path in sitemaps.PATHS if self.sitemap_only else ():
+                found = self.sitemap(host, path, port=port)
+                assert found is not None
+                (base / path.lstrip("/")).parent.mkdir(parents=True, exist_ok=True)
+                (base / path.lstrip("/")).write_bytes(found[0])
             if plan.disallow:
                 (base / "search").mkdir(exist_ok=True)
                 (base / "search" / "index.html").write_bytes(_SEARCH_PAGE)
@@ -175,17 +202,12 @@ class SampleWeb:
                 folder = base / spec.path.strip("/")
                 folder.mkdir(parents=True, exist_ok=True)
                 (folder / "index.html").write_bytes(render(self._ctx, plan, spec, port))
-            blocks.append(
-                f"server {{\n    listen {LOOPBACK}:{port};\n    server_name {host};\n"
-                f"    root {base};\n    index index.html;\n"
-                "    location / {\n        try_files $uri $uri/index.html =404;\n    }\n}"
-            )
         config = root / "nginx.conf"
-        config.write_text("\n".join(blocks) + "\n")
+        config.write_text(nginx_config(roots, port, title="The sample web"))
         return config
 
 
-class SampleWebServer:
+class SampleWebServer(ServedWeb):
     """Serves a ``SampleWeb`` on 127.0.0.1 (one aiohttp server, virtual hosts by Host
     header), rendering each page on first request and keeping the bytes in an LRU
     cache of ``cache_bytes``."""
@@ -199,22 +221,6 @@ class SampleWebServer:
         self._cache: collections.OrderedDict[tuple[str, str], bytes] = collections.OrderedDict()
         self._cache_bytes = cache_bytes
         self._cached = 0
-
-    async def __aenter__(self) -> SampleWebServer:
-        await self._server.start()
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self._server.stop()
-
-    @property
-    def port(self) -> int:
-        return self._server.port
 
     def url(self, host: str, path: str = "/") -> str:
         return self.web.url(host, path, port=self.port)
@@ -242,7 +248,11 @@ class SampleWebServer:
             return web.Response(status=421, text="not a sample host\n")
         path = request.raw_path.split("?", 1)[0]
         if path == "/robots.txt":
-            return web.Response(body=self.web.robots_txt(host), content_type="text/plain")
+            robots = self.web.robots_txt(host, port=self.port)
+            return web.Response(body=robots, content_type="text/plain")
+        sitemap = self.web.sitemap(host, path, port=self.port)
+        if sitemap is not None:
+            return web.Response(body=sitemap[0], content_type=sitemap[1])
         body = self._body(host, path)
         if body is None and path == "/search/" and self.web.plan(host).disallow:
             body = _SEARCH_PAGE
@@ -252,7 +262,9 @@ class SampleWebServer:
 
 
 async def _serve(args: argparse.Namespace) -> None:
-    sample = SampleWeb(args.hosts, args.pages, args.seed, (args.min_bytes, args.max_bytes))
+    sample = SampleWeb(
+        args.hosts, args.pages, args.seed, (args.min_bytes, args.max_bytes), args.sitemap_only
+    )
     async with SampleWebServer(sample, port=args.port) as srv:
         if args.resolve_file:
             lines = "".join(f"{h}={LOOPBACK}\n" for h in sample.hosts)
@@ -278,6 +290,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         sub.add_argument("--seed", type=int, default=0)
         sub.add_argument("--min-bytes", type=int, default=15_000)
         sub.add_argument("--max-bytes", type=int, default=80_000)
+        sub.add_argument(
+            "--sitemap-only",
+            type=int,
+            default=0,
+            metavar="N",
+            help="N pages per host linked from nowhere, listed in the host's sitemaps",
+        )
     serve = commands.choices["serve"]
     serve.add_argument("--port", type=int, default=0, help="0: an ephemeral port")
     serve.add_argument("--resolve-file", help="write HOST=127.0.0.1 lines here")
@@ -288,7 +307,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "serve":
         asyncio.run(_serve(args))
         return 0
-    sample = SampleWeb(args.hosts, args.pages, args.seed, (args.min_bytes, args.max_bytes))
+    sample = SampleWeb(
+        args.hosts, args.pages, args.seed, (args.min_bytes, args.max_bytes), args.sitemap_only
+    )
     print(sample.write_static(args.directory, port=args.port))
     return 0
 

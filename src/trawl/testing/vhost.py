@@ -12,7 +12,10 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
+from pathlib import Path
+from types import TracebackType
+from typing import Self
 
 from aiohttp import web
 from aiohttp.web_protocol import RequestHandler
@@ -22,6 +25,23 @@ from trawl.testing.requestlog import RequestLog
 LOOPBACK = "127.0.0.1"
 
 HostHandler = Callable[[web.BaseRequest, str], Awaitable[web.StreamResponse]]
+
+
+def nginx_config(roots: Mapping[str, Path], port: int, *, title: str) -> str:
+    """Server blocks serving each host's static files from its root on 127.0.0.1:``port``
+    only (``<path>/index.html`` for ``<path>/``), to include in an nginx ``http {}``
+    block with mime.types; any other host name gets 421."""
+    blocks = [
+        f"# {title}; include inside http {{ }} (with mime.types).",
+        f"server {{\n    listen {LOOPBACK}:{port} default_server;\n    return 421;\n}}",
+    ]
+    for host, base in roots.items():
+        blocks.append(
+            f"server {{\n    listen {LOOPBACK}:{port};\n    server_name {host};\n"
+            f"    root {base};\n    index index.html;\n"
+            "    location / {\n        try_files $uri $uri/index.html =404;\n    }\n}"
+        )
+    return "\n".join(blocks) + "\n"
 
 
 class BrokenResponse(web.StreamResponse):
@@ -117,3 +137,26 @@ class VirtualHostServer:
                 ok = response is not None and not isinstance(response, BrokenResponse)
                 RequestLog.end(record, response.status if ok and response else None)
         return response if response is not None else web.StreamResponse()
+
+
+class ServedWeb:
+    """A test web served by a ``VirtualHostServer`` (``self._server``, set by the
+    subclass): ``async with`` starts and stops it; ``port`` is where it listens."""
+
+    _server: VirtualHostServer
+
+    async def __aenter__(self) -> Self:
+        await self._server.start()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self._server.stop()
+
+    @property
+    def port(self) -> int:
+        return self._server.port

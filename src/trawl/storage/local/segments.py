@@ -12,11 +12,15 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from trawl.errors import as_disk_full
 from trawl.models import Location, Position
+
+
+def _nothing() -> None:
+    """Nothing left to make durable."""
 
 
 class SegmentLog:
@@ -136,6 +140,34 @@ class SegmentLog:
                     os.fsync(self._file.fileno())
             self._unsynced = False
         return self.position()
+
+    def flush(self) -> tuple[Position, Callable[[], None]]:
+        """Write out what was appended; the fsync is left to the function returned,
+        which may run in another thread (it syncs its own duplicate of the file
+        descriptor, so a rotation meanwhile closes nothing under it)."""
+        if not self._unsynced:
+            return self.position(), _nothing
+        with self._writing():
+            self._file.flush()
+        self._unsynced = False
+        if not self._fsync:
+            return self.position(), _nothing
+        path = self._path(self._index)
+        with self._writing():
+            fd = os.dup(self._file.fileno())
+
+        def durable() -> None:
+            try:
+                os.fsync(fd)
+            except OSError as exc:
+                full = as_disk_full(exc, path)
+                if full is None:
+                    raise
+                raise full from exc
+            finally:
+                os.close(fd)
+
+        return self.position(), durable
 
     def read(self, location: Location) -> bytes:
         if location.file == self.current:

@@ -13,6 +13,7 @@ from trawl.storage.memory.pages import (
 from trawl.storage.memory.reader import MemoryCrawlReader
 from trawl.storage.memory.state import MemoryDisk
 from trawl.storage.memory.store import MemoryCrawlStore
+from trawl.storage.memory.urlrules import MemoryUrlRuleStore
 
 __all__ = [
     "MemoryBlobStore",
@@ -26,4 +27,5 @@ __all__ = [
     "MemoryPageStore",
     "MemoryParseQueue",
     "MemoryRobotsStore",
+    "MemoryUrlRuleStore",
 ]

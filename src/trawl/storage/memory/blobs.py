@@ -7,6 +7,7 @@ everything after it, exactly as the local backend truncates files after a crash.
 from __future__ import annotations
 
 import io
+from collections.abc import Callable
 from typing import BinaryIO
 
 from trawl.models import Location, Position
@@ -62,6 +63,10 @@ class MemorySegmentWriter:
     def sync(self) -> Position:
         return self.position()
 
+    def flush(self) -> tuple[Position, Callable[[], None]]:
+        """``sync`` at once (nothing is left for another thread)."""
+        return self.sync(), _nothing
+
     def read(self, location: Location) -> bytes:
         return _read(self._segments, self._spec, location)
 
@@ -114,3 +119,7 @@ def _read(segments: dict[int, bytearray], spec: LogSpec, location: Location) -> 
     if data is None:
         raise FileNotFoundError(f"{spec.name}/{location.file}")
     return bytes(data[location.offset : location.offset + location.length])
+
+
+def _nothing() -> None:
+    """Nothing left to make durable."""

@@ -13,7 +13,7 @@ import heapq
 from dataclasses import dataclass, field
 
 from trawl.models import HostInfo, UrlRecord, UrlStatus
-from trawl.storage.schedule import HostSchedule
+from trawl.storage.schedule import HostSchedule, ScheduleReads
 
 _INT64 = 1 << 64
 
@@ -60,6 +60,8 @@ class UrlRow:
     etag: str | None = None
     last_modified: str | None = None
     revisit: float | None = None
+    cash: float = 1.0
+    history: float = 0.0
 
     def copy(self) -> UrlRow:
         # By hand: many times faster than copy.copy, and a commit copies every row.
@@ -77,6 +79,8 @@ class UrlRow:
             self.etag,
             self.last_modified,
             self.revisit,
+            self.cash,
+            self.history,
         )
 
 
@@ -97,7 +101,7 @@ class FrontierState:
         )
 
 
-class FrontierIndex:
+class FrontierIndex(ScheduleReads):
     """A ``FrontierState`` and the indexes over it; the Frontier protocol's reads."""
 
     def __init__(
@@ -128,7 +132,25 @@ class FrontierIndex:
                     self._index(name, rec, rec.status, rec.due)
         for host in self._s.hosts.values():
             if host.queued > 0:
-                self._schedule.schedule(host.name, host.next_at, host.priority)
+                self._schedule.schedule(host.name, host.next_at, self._order(host))
+
+    def _head(self, host: str) -> int | None:
+        """The key of ``host``'s best queued URL (stale heap entries dropped on the way)."""
+        heap = self._queues.get(host)
+        if not heap:
+            return None
+        urls = self._s.urls.get(host, {})
+        while heap:
+            priority, fp = heap[0]
+            rec = urls.get(fp)
+            if rec is not None and rec.status is UrlStatus.QUEUED and rec.priority == priority:
+                return priority
+            heapq.heappop(heap)
+        return None
+
+    def _order(self, host: HostRow) -> int:
+        """``host``'s place among hosts ready at the same time, lower first."""
+        return (self._head(host.name) or 0) + host.priority
 
     def _index(self, host: str, rec: UrlRow, status: UrlStatus, due: float | None) -> None:
         """Set a record's status and due time, keeping the derived indexes in step."""
@@ -171,21 +193,9 @@ class FrontierIndex:
         h = self._s.hosts.get(host)
         if h is None:
             return None
-        return HostInfo(
-            host=h.name,
-            next_at=h.next_at,
-            queued=h.queued,
-            admitted=h.admitted,
-            budget=h.budget,
-            priority=h.priority,
-            demoted_reason=h.demoted_reason,
-            in_flight=self._schedule.is_busy(h.name),
-        )
+        return self._host_info(h)
 
     # -- reading ---------------------------------------------------------------------
-
-    def next_wake(self, now: float) -> float | None:
-        return self._schedule.next_wake(now)
 
     def get(self, host: str, fp: int) -> UrlRecord | None:
         rec = self._s.urls.get(host, {}).get(fp)
@@ -206,16 +216,9 @@ class FrontierIndex:
             etag=rec.etag,
             last_modified=rec.last_modified,
             revisit=rec.revisit,
+            cash=rec.cash,
+            history=rec.history,
         )
 
     def counts(self) -> dict[UrlStatus, int]:
         return dict(self._s.counts)
-
-    def hosts_ready(self, now: float) -> int:
-        return self._schedule.ready_count(now)
-
-    def hosts_waiting(self, now: float) -> int:
-        return len(self._schedule) - self._schedule.ready_count(now)
-
-    def hosts_busy(self) -> int:
-        return self._schedule.busy

@@ -6,9 +6,11 @@ from collections import Counter
 from collections.abc import Iterator
 
 from trawl import urls
+from trawl.dedup.urlrules import UrlRule
 from trawl.models import Position, UrlStatus
 from trawl.storage.base import FetchRecord, HostView, PageRecord, StoreStats
 from trawl.storage.memory.state import LOG_META_PREFIX, MemoryDisk, MemoryState
+from trawl.storage.memory.urlrules import sorted_rules
 
 
 class MemoryCrawlReader:
@@ -103,6 +105,9 @@ class MemoryCrawlReader:
 
     def meta(self, key: str) -> str | None:
         return self._s.meta.get(key)
+
+    def url_rules(self, host: str | None = None) -> list[UrlRule]:
+        return sorted_rules(self._s.url_rules, self._s.rule_counts, host)
 
     def close(self) -> None:
         pass

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from trawl.dedup.urlrules import Rewrite, UrlRule
 from trawl.storage.base import FetchRecord, PageRecord, RobotsRow
 from trawl.storage.memory.frontier_state import FrontierState
 from trawl.storage.memory.near import NearRow
@@ -27,6 +28,9 @@ class MemoryState:
     )
     meta: dict[str, str] = field(default_factory=dict)
     near: list[NearRow] = field(default_factory=list)
+    url_rules: dict[tuple[str, str], UrlRule] = field(default_factory=dict)
+    rule_counts: dict[tuple[str, str], int] = field(default_factory=dict)
+    rewrites: dict[tuple[str, str, str], Rewrite] = field(default_factory=dict)
 
     def copy(self) -> MemoryState:
         """A copy sharing nothing mutable with this state.
@@ -44,6 +48,9 @@ class MemoryState:
             dict(self.origin_files),
             dict(self.meta),
             list(self.near),
+            dict(self.url_rules),
+            dict(self.rule_counts),
+            dict(self.rewrites),
         )
 
 

@@ -27,6 +27,7 @@ from trawl.storage.memory.pages import (
 )
 from trawl.storage.memory.reader import MemoryCrawlReader
 from trawl.storage.memory.state import LOG_META_PREFIX, MemoryDisk
+from trawl.storage.memory.urlrules import MemoryUrlRuleStore
 
 
 class MemoryCrawlStore:
@@ -56,6 +57,7 @@ class MemoryCrawlStore:
         self._robots = MemoryRobotsStore(s.robots)
         self._origin_files = MemoryOriginFileStore(s.origin_files)
         self._meta = MemoryMeta(s.meta)
+        self._url_rules = MemoryUrlRuleStore(s.url_rules, s.rule_counts, s.rewrites)
         self._near: StoredNearIndex | None = None
 
     @property
@@ -74,6 +76,8 @@ class MemoryCrawlStore:
     def counters(self) -> MemoryCounters:
         return self._counters
 
+    session_ttl: float | None = None  # one writer: its leases are never others'
+
     @property
     def robots(self) -> MemoryRobotsStore:
         return self._robots
@@ -85,6 +89,10 @@ class MemoryCrawlStore:
     @property
     def meta(self) -> MemoryMeta:
         return self._meta
+
+    @property
+    def url_rules(self) -> MemoryUrlRuleStore:
+        return self._url_rules
 
     def near_index(self, hasher: MinHasher) -> StoredNearIndex:
         """The store's one near-duplicate index; asking with another layout is an error."""

@@ -5,6 +5,12 @@
 clients: the store Protocols are synchronous. Every call goes through ``Conn`` so a
 bench can report round trips (one per command sent alone, one per pipeline, per node
 it touches in a cluster) and commands per page.
+
+Writes whose answers nobody waits for (index upkeep, count moves, wake-ups) are kept
+back (``later``, ``tally``) and sent ahead of the commands of the next round trip,
+whatever it is, so they cost no round trip of their own; ``flush`` sends them alone
+(before a worker waits, at a commit). A crash loses them as it would lose a pipeline
+not yet sent: every one is an index hint that is early, never late, or a statistic.
 """
 
 from __future__ import annotations
@@ -27,6 +33,9 @@ from trawl.errors import StorageError
 
 Client = redis.Redis | redis.cluster.RedisCluster
 Arg = str | bytes | int | float
+Script = tuple[str, Sequence[str], Sequence[Arg]]  # source, keys, args
+# A write kept back: a command (or () and a script), and who hears its answer.
+Later = tuple[tuple[Arg, ...], Script | None, Callable[[Any], None] | None]
 
 CLUSTER_SCHEME = "redis+cluster"
 T = TypeVar("T")
@@ -79,8 +88,43 @@ class Conn:
         self.round_trips = 0
         self.commands = 0
         self.retries = 0
-        self._outage = outage
+        self.outage = outage
         self._shas: dict[str, str] = {}
+        self._later: list[Later] = []  # writes sent ahead of the next round trip
+        self._tally: dict[tuple[str, str], int] = {}  # (hash, field) -> increment, likewise
+
+    # -- writes kept back ---------------------------------------------------------------
+
+    def later(self, *args: Arg) -> None:
+        """Send this write ahead of the next round trip."""
+        self._later.append((args, None, None))
+
+    def later_script(self, script: Script, *, answer: Callable[[Any], None] | None) -> None:
+        """Run this script ahead of the next round trip (``answer`` hears its reply)."""
+        self._later.append(((), script, answer))
+
+    def tally(self, key: str, field: str, n: int) -> None:
+        """Add ``n`` to ``field`` of hash ``key`` with the next round trip (summed here)."""
+        self._tally[(key, field)] = self._tally.get((key, field), 0) + n
+
+    @property
+    def pending(self) -> bool:
+        return bool(self._later) or any(self._tally.values())
+
+    def take_pending(self) -> list[Later]:
+        """The kept-back writes in order (counts first: they commute); now empty."""
+        ops: list[Later] = [(("HINCRBY", *kf, n), None, None) for kf, n in self._tally.items() if n]
+        ops, self._later, self._tally = ops + self._later, [], {}
+        return ops
+
+    def flush(self) -> None:
+        """Send the kept-back writes now (one round trip, none if there are none)."""
+        if self.pending:
+            self.pipeline().execute()
+
+    def drop_pending(self) -> None:
+        """Forget the kept-back writes (a store closed as a crash leaves it)."""
+        self._later, self._tally = [], {}
 
     def retrying(self, attempt: Callable[[], T]) -> T:
         """``attempt()``, again after a transient failure until ``outage`` has passed.
@@ -89,7 +133,7 @@ class Conn:
         every write of the store is safe to repeat but the counters' increments, which
         may count once more (docs/redis.md).
         """
-        deadline = time.monotonic() + self._outage
+        deadline = time.monotonic() + self.outage
         pause = 0.05
         while True:
             try:
@@ -103,25 +147,46 @@ class Conn:
                 self._shas.clear()  # a promoted replica has no scripts loaded
 
     def call(self, *args: Arg) -> Any:
+        if self.pending:  # one round trip with the writes kept back
+            pipe = self.pipeline()
+            pipe.call(*args)
+            return pipe.execute()[0]
         self.round_trips += 1
         self.commands += 1
         return self.retrying(lambda: self.client.execute_command(*args))  # type: ignore[no-untyped-call]
 
     def wait_replicas(self, replicas: int, timeout_ms: int) -> int:
-        """``WAIT`` on every primary: the fewest replicas that acknowledged our writes."""
-        self.commands += 1
-        if isinstance(self.client, redis.cluster.RedisCluster):
-            self.round_trips += len(self.client.get_primaries())  # type: ignore[no-untyped-call]
-            answers = self.client.execute_command(  # type: ignore[no-untyped-call]
-                "WAIT", replicas, timeout_ms, target_nodes=redis.cluster.RedisCluster.PRIMARIES
-            )
-            values = answers.values() if isinstance(answers, dict) else [answers]
-            return min(int(v) for v in values)
-        self.round_trips += 1
-        return int(self.client.execute_command("WAIT", replicas, timeout_ms))  # type: ignore[no-untyped-call]
+        """``WAIT`` on every primary until each has ``replicas`` replicas holding our
+        writes, or ``outage`` has passed (a failover leaves the promoted replica without
+        one until a node joins it); the fewest that acknowledged.
+
+        Each primary is asked on its own: redis-py sums a ``WAIT`` sent to several
+        nodes, and a sum hides a primary (a promoted replica) that has none.
+        """
+        self.flush()
+        client = self.client
+
+        def fewest() -> int:
+            self.commands += 1
+            if isinstance(client, redis.cluster.RedisCluster):
+                primaries = client.get_primaries()  # type: ignore[no-untyped-call]
+                self.round_trips += len(primaries)
+                return min(
+                    int(client.execute_command("WAIT", replicas, timeout_ms, target_nodes=node))  # type: ignore[no-untyped-call]
+                    for node in primaries
+                )
+            self.round_trips += 1
+            return int(client.execute_command("WAIT", replicas, timeout_ms))  # type: ignore[no-untyped-call]
+
+        deadline = time.monotonic() + self.outage
+        while (got := self.retrying(fewest)) < replicas and time.monotonic() < deadline:
+            self.retries += 1
+            time.sleep(min(0.2, timeout_ms / 1000))  # no replica at all: WAIT answers at once
+        return got
 
     def counted(self) -> Client:
         """The client, for one command of its own API (counted as one round trip)."""
+        self.flush()
         self.round_trips += 1
         self.commands += 1
         return self.client
@@ -135,7 +200,7 @@ class Conn:
     def pipeline(self) -> Pipe:
         return Pipe(self)
 
-    def _sha(self, script: str) -> str:
+    def sha(self, script: str) -> str:
         sha = self._shas.get(script)
         if sha is None:
             sha = self._shas[script] = str(self.client.script_load(script))
@@ -143,15 +208,19 @@ class Conn:
 
     def script(self, script: str, keys: Sequence[str], args: Sequence[Arg]) -> Any:
         """Run a Lua script (by its SHA; loaded again if the server forgot it)."""
+        if self.pending:  # one round trip with the writes kept back
+            pipe = self.pipeline()
+            pipe.script(script, keys, args)
+            return pipe.execute()[0]
         self.round_trips += 1
         self.commands += 1
 
         def attempt() -> Any:
             try:
-                return self.client.evalsha(self._sha(script), len(keys), *keys, *args)
+                return self.client.evalsha(self.sha(script), len(keys), *keys, *args)
             except NoScriptError:  # a failed-over replica or a restarted server
                 self._shas.clear()
-                return self.client.evalsha(self._sha(script), len(keys), *keys, *args)
+                return self.client.evalsha(self.sha(script), len(keys), *keys, *args)
 
         return self.retrying(attempt)
 
@@ -167,29 +236,24 @@ class Conn:
 
 
 class Pipe:
-    """Commands sent together: one round trip (per node in a cluster)."""
+    """Commands sent together, after the connection's kept-back writes: one round trip
+    (per node in a cluster)."""
 
     def __init__(self, conn: Conn) -> None:
         self._conn = conn
-        self._pipe = conn.client.pipeline(transaction=False)
-        self._keys: list[str] = []
-        self._scripts: list[tuple[str, Sequence[str], Sequence[Arg]] | None] = []
-        self._ops: list[tuple[Arg, ...]] = []  # to send again after a failover
+        self._ops: list[tuple[Arg, ...]] = []  # plain commands; () for a script
+        self._scripts: list[Script | None] = []
 
     def __len__(self) -> int:
-        return len(self._keys)
+        return len(self._ops)
 
     def call(self, *args: Arg) -> None:
-        self._keys.append(str(args[1]) if len(args) > 1 else "")
-        self._scripts.append(None)
         self._ops.append(args)
-        self._pipe.execute_command(*args)
+        self._scripts.append(None)
 
     def script(self, script: str, keys: Sequence[str], args: Sequence[Arg]) -> None:
-        self._keys.append(keys[0] if keys else "")
+        self._ops.append(())  # its SHA is looked up when sent (again after a failover)
         self._scripts.append((script, keys, args))
-        self._ops.append(())  # a script: its SHA is looked up again when sent again
-        self._pipe.execute_command("EVALSHA", self._conn._sha(script), len(keys), *keys, *args)
 
     def execute(self) -> list[Any]:
         """Every command's answer; a script the server forgot is loaded and run again.
@@ -198,44 +262,51 @@ class Pipe:
         does not replicate it). The pipeline's other commands ran, so only the scripts
         that answered NOSCRIPT (which did nothing) are sent again.
         """
-        if not self._keys:
-            return []
         conn = self._conn
-        conn.commands += len(self._keys)
-        conn.round_trips += conn.nodes_of(self._keys) if conn.cluster else 1
-        scripts, ops = self._scripts, self._ops
-        first = [True]
+        early = conn.take_pending()
+        ops = [op for op, _sc, _a in early] + self._ops
+        scripts = [sc for _op, sc, _a in early] + self._scripts
+        listeners = [a for _op, _sc, a in early]
+        self._ops, self._scripts = [], []
+        if not ops:
+            return []
+        conn.commands += len(ops)
+        if conn.cluster:
+            keys = [str(sc[1][0]) if sc is not None and sc[1] else _key(op) for op, sc in
+                    zip(ops, scripts, strict=True)]  # fmt: skip
+            conn.round_trips += conn.nodes_of(keys)
+        else:
+            conn.round_trips += 1
 
         def attempt() -> list[Any]:
-            if not first[0]:  # the pipeline is spent: build it again, scripts by SHA
-                self._pipe = conn.client.pipeline(transaction=False)
-                for op, sc in zip(ops, scripts, strict=True):
-                    if sc is None:
-                        self._pipe.execute_command(*op)
-                    else:
-                        script, keys, args = sc
-                        sha = conn._sha(script)
-                        self._pipe.execute_command("EVALSHA", sha, len(keys), *keys, *args)
-            first[0] = False
-            out = list(self._pipe.execute(raise_on_error=False))
+            pipe = conn.client.pipeline(transaction=False)
+            for op, sc in zip(ops, scripts, strict=True):
+                if sc is None:
+                    pipe.execute_command(*op)
+                else:
+                    script, keys, args = sc
+                    pipe.execute_command("EVALSHA", conn.sha(script), len(keys), *keys, *args)
+            out = list(pipe.execute(raise_on_error=False))
             for answer in out:
                 if isinstance(answer, _TRANSIENT):
                     raise answer  # send the whole pipeline again
             return out
 
-        try:
-            answers = conn.retrying(attempt)
-        finally:
-            self._keys, self._scripts, self._ops = [], [], []
-            self._pipe = conn.client.pipeline(transaction=False)
+        answers = conn.retrying(attempt)
         for i, answer in enumerate(answers):
-            if isinstance(answer, NoScriptError) and scripts[i] is not None:
+            sc = scripts[i]
+            if isinstance(answer, NoScriptError) and sc is not None:
                 conn._shas.clear()
-                script, keys, args = scripts[i]  # type: ignore[misc]
-                answers[i] = conn.script(script, keys, args)
+                answers[i] = answer = conn.script(*sc)
             elif isinstance(answer, Exception):
                 raise answer
-        return answers
+            if i < len(listeners) and (listen := listeners[i]) is not None:
+                listen(answer)
+        return answers[len(early) :]
+
+
+def _key(op: tuple[Arg, ...]) -> str:
+    return str(op[1]) if len(op) > 1 else ""
 
 
 def _slot_tag(key: str) -> str:

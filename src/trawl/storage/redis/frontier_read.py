@@ -1,12 +1,22 @@
 """The reads of the Redis frontier, and the URL record's encoding.
 
 Reads go to Redis every time: the frontier's writes are applied when they are made
-(see ``trawl.storage.redis.frontier``), so what this store wrote is always there to
-read, and so is what the other workers of the crawl wrote.
+(see ``trawl.storage.redis.frontier``; the index writes kept back ride ahead of every
+read), so what this store wrote is always there to read, and so is what the other
+workers of the crawl wrote. One exception: ``take`` looks at every bucket and learns
+each index's earliest time (``Look``); ``next_wake`` and ``next_wake_due`` right after
+answer from that look unless this session has scheduled something since.
+
+URLs in flight are counted from the lease index (hosts leased, one URL each), not from
+the crawl-wide counts, which may drift when a worker dies between a script and the
+write of its count moves (docs/redis.md): a fleet decides it is done on them.
 """
 
 from __future__ import annotations
 
+import math
+import random
+from dataclasses import dataclass, replace
 from typing import Any
 
 import orjson
@@ -24,14 +34,18 @@ def wrap_fp(fp: int) -> int:
     return (fp + (1 << 63)) % _INT64 - (1 << 63)
 
 
-def encode_record(url: str, depth: int, priority: int, via: str | None, hops: int) -> str:
+def encode_record(
+    url: str, depth: int, priority: int, via: str | None, hops: int, cash: float
+) -> str:
     """A new queued URL's record (see ``trawl.storage.redis.lua``)."""
     row = [url, str(depth), str(priority), "0", None, "0", None, via, str(hops)]
-    return orjson.dumps([*row, None, None, None, "0"]).decode()
+    return orjson.dumps([*row, None, None, None, "0", arg(float(cash)), "0"]).decode()
 
 
 def decode_record(host: str, fp: int, data: bytes | str) -> UrlRecord:
     r: list[Any] = orjson.loads(data)
+    # Records written before priorities were scores end at the version: unranked.
+    cash, history = (num(r[13]), num(r[14])) if len(r) > 14 else (1.0, 0.0)
     return UrlRecord(
         fp=fp,
         url=r[0],
@@ -47,7 +61,25 @@ def decode_record(host: str, fp: int, data: bytes | str) -> UrlRecord:
         etag=r[9],
         last_modified=r[10],
         revisit=num(r[11]),
+        cash=cash or 0.0,
+        history=history or 0.0,
     )
+
+
+@dataclass(frozen=True, slots=True)
+class Look:
+    """What one look at every bucket saw (times: the earliest; inf: none)."""
+
+    at: float  # the ``now`` of the look
+    scheduled: float  # the earliest host due after ``at`` (those due by then: candidates)
+    waiting: float
+    leased: float
+    complete: bool  # every host due at ``at`` is among the candidates
+
+
+def score_or_inf(value: object) -> float:
+    """A score a script answered, infinity for '' (an empty index)."""
+    return math.inf if value in (None, b"", "") else float(text(value) or 0)
 
 
 class FrontierReads:
@@ -67,6 +99,29 @@ class FrontierReads:
         self._session = session
         self._max_per_host = max_per_host
         self._lease = lease_seconds
+        self._look: Look | None = None  # the last look at every bucket
+        self._look_stale = False  # this session changed an index since that look
+        self._now = -math.inf  # the latest ``now`` this frontier was told
+        self._candidates: list[tuple[str, int]] = []  # (host, bucket), best first
+        self._candidates_at = -math.inf
+        self._rng = random.Random()
+
+    def _looked(self, now: float, *, max_age: float = 0.0) -> Look | None:
+        """The last look, if taken at most ``max_age`` before ``now`` and this session
+        changed no index since."""
+        self._now = max(self._now, now)
+        look = self._look
+        if look is None or self._look_stale or not now - max_age <= look.at <= now:
+            return None
+        return look
+
+    def _learn(self, *, scheduled: float = math.inf, leased: float = math.inf) -> None:
+        """A host the last look missed: scheduled, or leased, at that time."""
+        look = self._look
+        if look is not None:
+            self._look = replace(
+                look, scheduled=min(look.scheduled, scheduled), leased=min(look.leased, leased)
+            )
 
     def get(self, host: str, fp: int) -> UrlRecord | None:
         data = self._conn.call("HGET", self._keys.host(host).urls, arg(fp))
@@ -88,8 +143,13 @@ class FrontierReads:
         return None
 
     def counts(self) -> dict[UrlStatus, int]:
-        stored = self._conn.call("HGETALL", self._keys.counts)
+        pipe = self._conn.pipeline()
+        pipe.call("HGETALL", self._keys.counts)
+        for i in range(self._keys.buckets):
+            pipe.call("ZCARD", self._keys.leases(i))
+        stored, *leased = pipe.execute()
         values = {int(k): int(v) for k, v in _pairs(stored)}
+        values[int(UrlStatus.IN_FLIGHT)] = sum(int(n) for n in leased)
         return {status: values.get(int(status), 0) for status in UrlStatus}
 
     def host_info(self, host: str) -> HostInfo | None:
@@ -119,12 +179,21 @@ class FrontierReads:
         return min(scores, default=None)
 
     def next_wake(self, now: float) -> float | None:
-        earliest = self._earliest([self._keys.schedule(i) for i in range(self._keys.buckets)])
+        look = self._looked(now)
+        if look is not None:
+            if self._candidates:  # hosts due now, unless claimed by others meanwhile
+                return now
+            earliest: float | None = None if look.scheduled == math.inf else look.scheduled
+        else:
+            earliest = self._earliest([self._keys.schedule(i) for i in range(self._keys.buckets)])
         if earliest is None:
             return None
         return now if earliest <= now else earliest
 
     def next_wake_due(self) -> float | None:
+        look = self._looked(self._now)
+        if look is not None:
+            return None if look.waiting == math.inf else look.waiting
         return self._earliest([self._keys.waiting(i) for i in range(self._keys.buckets)])
 
     def _count_schedule(self, low: str, high: str) -> int:

@@ -57,13 +57,19 @@ def _tag(name: str) -> str:
     return name.replace("{", "%7B").replace("}", "%7D")
 
 
+def shared_host(host: str) -> str:
+    """The host's lease shared by every crawl of the deployment (not under a crawl's
+    prefix): ``trawl:hosts:{<host>}``, on the same shard as each crawl's host keys."""
+    return f"trawl:hosts:{{{_tag(host)}}}"
+
+
 @dataclass(frozen=True, slots=True)
 class HostKeys:
     """The keys of one host (one hash tag: one shard)."""
 
     host: str  # the host hash: next_at, admitted, budget, priority, lease, counts
     urls: str  # hash fp -> URL record
-    queue: str  # zset fp -> priority: the queued URLs
+    queue: str  # zset fp -> key (priority, lower first): the queued URLs
     waiting: str  # zset fp -> due: URLs backing off or waiting for a revisit
     fetches: str  # hash fp -> latest fetch record
 
@@ -88,6 +94,8 @@ class Keys:
         self.counters = f"{p}{g}:counters"
         self.counts = f"{p}{g}:counts"  # URLs per status, crawl-wide
         self.sessions = f"{p}{g}:sessions"  # zset session -> heartbeat deadline
+        self.wake = f"{p}{g}:wake"  # list: tokens that wake idle workers (work is waiting)
+        self.rule_hosts = f"{p}{g}:rulehosts"  # set of hosts with learned URL rules
         pg = f"{{{crawl}/p}}"
         self.pages = f"{p}{pg}:pages"  # hash content hash -> page record
         self.page_order = f"{p}{pg}:order"  # zset content hash -> storage order
@@ -120,7 +128,8 @@ class Keys:
         return self._bucket(index, "sched")
 
     def priorities(self, index: int) -> str:
-        """hash host -> host priority, for the hosts of ``schedule(index)``."""
+        """hash host -> host order (its best queued key + its priority), for the hosts of
+        ``schedule(index)``: which of the due hosts goes first."""
         return self._bucket(index, "prio")
 
     def waiting(self, index: int) -> str:
@@ -140,11 +149,15 @@ class Keys:
         return f"{self.prefix}s:{{{self.crawl}/s/{session}}}"
 
     def owner(self, session: str) -> str:
-        """Who has ``session`` open now (SET NX, expiring)."""
-        return f"{self.session(session)}:owner"
+        """Who has ``session`` open now (SET NX, expiring; beside ``sessions``)."""
+        return f"{self.sessions}:owner:{session}"
 
     def robots(self, host: str) -> str:
         return f"{self.prefix}r:{{{_tag(host)}}}"
 
     def origin_files(self, origin: str) -> str:
         return f"{self.prefix}o:{{{_tag(origin)}}}"
+
+    def rules(self, host: str) -> str:
+        """hash rule key -> ``<state>|<body>`` (and ``:n`` counts, ``:log`` rewrites)."""
+        return f"{self.prefix}x:{{{_tag(host)}}}"

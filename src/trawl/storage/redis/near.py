@@ -232,6 +232,11 @@ class RedisNearIndex:
     def count(self) -> int:
         return int(self._conn.call("HLEN", self._keys.of))
 
+    @property
+    def claimed(self) -> bool:
+        """Founders claimed since the last commit (made final at the next)."""
+        return self._claimed
+
     def acknowledge(self, pipe: Pipe) -> None:
         """The claims since the last commit are final (queued last in a commit)."""
         if self._claimed:

@@ -3,7 +3,9 @@
 Writes wait in this process until ``commit`` sends them (reads see them meanwhile);
 each is safe to send twice: a page is added only if its content hash is new
 (``HSETNX``), a fetch record replaces the one of its URL, indexed flags are set.
-Pages keep their storage order in a sorted set; the unindexed ones in another.
+Pages keep their storage order in a sorted set; the unindexed ones in another. A
+parse's outcome on a fetch record already committed is a patch (script ``OUTCOME``),
+so recording it needs no read of the record.
 """
 
 from __future__ import annotations
@@ -14,11 +16,11 @@ from typing import Any
 
 import orjson
 
-from trawl.models import Location
 from trawl.storage.base import FetchRecord, PageRecord
 from trawl.storage.reasons import one_line
 from trawl.storage.redis.conn import Conn, Pipe
 from trawl.storage.redis.keys import Keys, arg, text
+from trawl.storage.redis.pages_read import PageReads, encode_fetch, encode_page
 
 # KEYS pages, order, seq, unindexed, dups; ARGV hash, record, indexed, duplicates.
 ADD_PAGE = r"""
@@ -68,7 +70,17 @@ redis.call('DEL', KEYS[2])
 return 0
 """
 
-_CHUNK = 500
+
+# A parse's outcome on a committed fetch record: KEYS fetches; ARGV fp, content hash
+# (JSON), outcome (JSON). Nothing when there is no record.
+OUTCOME = r"""
+local current = redis.call('HGET', KEYS[1], ARGV[1])
+if not current then return 0 end
+local f = cjson.decode(current)
+f[6], f[7] = cjson.decode(ARGV[2]), cjson.decode(ARGV[3])
+redis.call('HSET', KEYS[1], ARGV[1], cjson.encode(f))
+return 1
+"""
 
 
 def release_page_claims(conn: Conn, keys: Keys, session: str) -> None:
@@ -76,98 +88,17 @@ def release_page_claims(conn: Conn, keys: Keys, session: str) -> None:
     conn.script(RELEASE, [keys.page_claims, keys.page_claims_of(session), keys.pages], ["1"])
 
 
-def _loc(x: list[Any]) -> Location:
-    return Location(str(x[0]), int(x[1]), int(x[2]))
-
-
-def encode_page(p: PageRecord) -> str:
-    w, t = p.warc, p.text
-    row = [p.url, p.host, str(p.fp), repr(p.fetched_at), p.title, p.language]
-    return orjson.dumps([*row, [w.file, w.offset, w.length], [t.file, t.offset, t.length]]).decode()
-
-
-def decode_page(content_hash: str, data: Any, duplicates: Any, unindexed: Any) -> PageRecord:
-    r = orjson.loads(data)
-    return PageRecord(
-        content_hash=content_hash,
-        url=r[0],
-        host=r[1],
-        fp=int(r[2]),
-        fetched_at=float(r[3]),
-        title=r[4],
-        language=r[5],
-        warc=_loc(r[6]),
-        text=_loc(r[7]),
-        duplicates=int(duplicates or 0),
-        indexed=unindexed is None,
-    )
-
-
-def encode_fetch(f: FetchRecord) -> str:
-    row = [
-        f.url,
-        f.final_url,
-        f.status,
-        repr(f.fetched_at),
-        [f.warc.file, f.warc.offset, f.warc.length],
-    ]
-    return orjson.dumps([*row, f.content_hash, f.outcome]).decode()
-
-
-def decode_fetch(host: str, fp: int, data: Any) -> FetchRecord:
-    r = orjson.loads(data)
-    return FetchRecord(host, fp, r[0], r[1], int(r[2]), float(r[3]), _loc(r[4]), r[5], r[6])
-
-
-class PageReads:
-    """Committed pages, as any process reads them (the store adds its buffer on top)."""
-
-    def __init__(self, conn: Conn, keys: Keys) -> None:
-        self._conn = conn
-        self._keys = keys
-
-    def _load(self, hashes: list[str]) -> list[PageRecord | None]:
-        if not hashes:
-            return []
-        k = self._keys
-        pipe = self._conn.pipeline()
-        pipe.call("HMGET", k.pages, *hashes)
-        pipe.call("HMGET", k.duplicates, *hashes)
-        pipe.call("ZMSCORE", k.unindexed, *hashes)
-        rows, dups, unx = pipe.execute()
-        return [
-            None if data is None else decode_page(h, data, d, u)
-            for h, data, d, u in zip(hashes, rows, dups, unx, strict=True)
-        ]
-
-    def find_committed(self, content_hash: str) -> PageRecord | None:
-        return self._load([content_hash])[0]
-
-    def committed_pages(self) -> Iterator[PageRecord]:
-        start = 0
-        while True:
-            hashes = [
-                text(h) or ""
-                for h in self._conn.call("ZRANGE", self._keys.page_order, start, start + _CHUNK - 1)
-            ]
-            yield from (p for p in self._load(hashes) if p is not None)
-            if len(hashes) < _CHUNK:
-                return
-            start += _CHUNK
-
-    def committed_count(self) -> int:
-        return int(self._conn.call("ZCARD", self._keys.page_order))
-
-    def fetch_committed(self, host: str, fp: int) -> FetchRecord | None:
-        data = self._conn.call("HGET", self._keys.host(host).fetches, arg(fp))
-        return None if data is None else decode_fetch(host, fp, data)
-
-
 class RedisPageStore(PageReads):
     """The PageStore protocol: a write buffer over the committed pages and fetches."""
 
-    def __init__(self, conn: Conn, keys: Keys, session: str = "") -> None:
-        super().__init__(conn, keys)
+    def __init__(
+        self,
+        conn: Conn,
+        keys: Keys,
+        session: str = "",
+        known_fetches: dict[tuple[str, int], Any] | None = None,
+    ) -> None:
+        super().__init__(conn, keys, known_fetches)
         self._session_claims = keys.page_claims_of(session)
         self._claimed = False
         self.drop()
@@ -178,6 +109,8 @@ class RedisPageStore(PageReads):
         self._dups: dict[str, int] = {}
         self._indexed: dict[str, bool] = {}  # committed pages marked since the commit
         self._fetches: dict[tuple[str, int], FetchRecord] = {}
+        # (host, fp) -> (content hash, outcome) for committed fetch records
+        self._outcomes: dict[tuple[str, int], tuple[str | None, str | None]] = {}
 
     def find(self, content_hash: str) -> PageRecord | None:
         page = self._new.get(content_hash)
@@ -206,6 +139,18 @@ class RedisPageStore(PageReads):
             return text(answer[1])
         found = self.find(content_hash)
         return None if found is None or found.url == url else found.url
+
+    @property
+    def has_writes(self) -> bool:
+        """Writes or claims waiting for the commit."""
+        return bool(
+            self._claimed
+            or self._new
+            or self._dups
+            or self._indexed
+            or self._fetches
+            or self._outcomes
+        )
 
     def acknowledge(self, pipe: Pipe) -> None:
         """The session committed: its claims are stored pages now (queued last)."""
@@ -253,15 +198,21 @@ class RedisPageStore(PageReads):
     def set_fetch_outcome(
         self, host: str, fp: int, *, content_hash: str | None, outcome: str
     ) -> None:
-        f = self.fetch_of(host, fp)
-        if f is not None:
-            self._fetches[(host, fp)] = replace(
-                f, content_hash=content_hash, outcome=one_line(outcome)
-            )
+        f = self._fetches.get((host, fp))
+        if f is None:  # committed already: patched at the commit, unread
+            self._outcomes[(host, fp)] = (content_hash, one_line(outcome))
+            return
+        self._fetches[(host, fp)] = replace(f, content_hash=content_hash, outcome=one_line(outcome))
 
     def fetch_of(self, host: str, fp: int) -> FetchRecord | None:
         f = self._fetches.get((host, fp))
-        return f if f is not None else self.fetch_committed(host, fp)
+        if f is not None:
+            return f
+        f = self.fetch_committed(host, fp)
+        patch = self._outcomes.get((host, fp))
+        if f is None or patch is None:
+            return f
+        return replace(f, content_hash=patch[0], outcome=patch[1])
 
     def flush(self, pipe: Pipe) -> None:
         """Queue every buffered write in ``pipe`` (the commit sends it)."""
@@ -283,4 +234,7 @@ class RedisPageStore(PageReads):
                 pipe.script(MARK, [k.page_order, k.unindexed], ["1" if flag else "0", *marked])
         for (host, fp), f in self._fetches.items():
             pipe.call("HSET", k.host(host).fetches, arg(fp), encode_fetch(f))
+        for (host, fp), (content_hash, outcome) in self._outcomes.items():
+            patch = [arg(fp), orjson.dumps(content_hash).decode(), orjson.dumps(outcome).decode()]
+            pipe.script(OUTCOME, [k.host(host).fetches], patch)
         self.drop()

@@ -1,10 +1,12 @@
 """The parse queue as a Redis Stream read through one consumer group, ``parse``.
 
-``put`` takes its sequence number from a counter at once (``INCR``: numbers only
-grow, across every worker) and keeps the job here; the commit appends it to the
-stream and, in the same script, delivers it to the putting worker (its consumer's
-pending list): the worker parses what it fetched. Appending is done once per number
-(the ``ids`` hash maps a number to its entry), so a commit sent twice adds nothing.
+``put`` takes its sequence number from a block of ``SEQ_BLOCK`` numbers this worker
+took from a counter (``INCRBY``: numbers only grow, across every worker, and a
+block's numbers left unused when a worker ends are never used) and keeps the job
+here; the commit appends it to the stream and, in the same script, delivers it to
+the putting worker (its consumer's pending list): the worker parses what it fetched.
+Appending is done once per number (the ``ids`` hash maps a number to its entry), so a
+commit sent twice adds nothing.
 ``ack`` waits for the commit too and is sent after its outputs (``XACK`` + ``XDEL``),
 so an entry leaves only once what its parse produced is stored.
 
@@ -53,6 +55,7 @@ return 0
 """
 
 _CHUNK = 1000
+SEQ_BLOCK = 64  # sequence numbers taken from the counter at a time
 
 
 def _fields(raw: Any) -> dict[str, Any]:
@@ -92,6 +95,7 @@ class RedisParseQueue:
         self._keys = keys
         self._consumer = consumer
         self._claim_idle_ms = int(claim_idle * 1000)
+        self._next_seq = self._end_seq = 0  # the block of sequence numbers in hand
         create_group(conn, keys)
         self.drop()
 
@@ -149,7 +153,11 @@ class RedisParseQueue:
         return taken
 
     def put(self, job: ParseJob) -> int:
-        seq = int(self._conn.call("INCR", self._keys.stream_seq))
+        if self._next_seq >= self._end_seq:
+            self._end_seq = int(self._conn.call("INCRBY", self._keys.stream_seq, SEQ_BLOCK)) + 1
+            self._next_seq = self._end_seq - SEQ_BLOCK
+        seq = self._next_seq
+        self._next_seq += 1
         self._puts[seq] = job
         return seq
 
@@ -178,6 +186,11 @@ class RedisParseQueue:
             ids = self._conn.call("HMGET", self._keys.stream_ids, *sorted(self._acks))
             committed -= sum(1 for i in ids if i is not None)
         return committed + len(self._puts)
+
+    @property
+    def has_writes(self) -> bool:
+        """Entries or acknowledgements waiting for the commit."""
+        return bool(self._puts or self._acks)
 
     def flush_puts(self, pipe: Pipe) -> None:
         for seq, job in self._puts.items():

@@ -14,14 +14,16 @@ from collections.abc import Iterator
 from typing import Any
 
 from trawl import urls
+from trawl.dedup.urlrules import UrlRule
 from trawl.models import Position, UrlStatus
 from trawl.storage.base import FetchRecord, HostView, PageRecord, StoreStats
 from trawl.storage.redis.conn import Conn, connect
 from trawl.storage.redis.frontier_read import FrontierReads, decode_record
 from trawl.storage.redis.keys import Keys, text
-from trawl.storage.redis.pages import PageReads, decode_fetch
+from trawl.storage.redis.pages_read import PageReads, decode_fetch
 from trawl.storage.redis.queue import backlog
 from trawl.storage.redis.small import RedisRobotsStore
+from trawl.storage.redis.urlrules import read_rules
 
 LOG_META_PREFIX = "log."
 
@@ -68,6 +70,17 @@ class RedisCrawlReader:
             hosts=sum(int(n) for n in cards[::2]),
             hosts_with_queued=sum(int(n) for n in cards[1::2]),
         )
+
+    def finished(self) -> bool:
+        """Nothing scheduled, waiting, leased or left to parse: the fleet's crawl is over.
+        Read from the indexes, not from the counts, which may drift (docs/redis.md)."""
+        k = self._keys
+        pipe = self._conn.pipeline()
+        for i in range(k.buckets):
+            for key in (k.schedule(i), k.waiting(i), k.leases(i)):
+                pipe.call("ZCARD", key)
+        pipe.call("XLEN", k.stream)
+        return not any(int(n) for n in pipe.execute())
 
     def url_states(
         self, status: UrlStatus | None = None
@@ -146,6 +159,12 @@ class RedisCrawlReader:
 
     def meta(self, key: str) -> str | None:
         return text(self._conn.call("HGET", self._keys.meta, key))
+
+    def url_rules(self, host: str | None = None) -> list[UrlRule]:
+        if host is not None:
+            return read_rules(self._conn, self._keys, [host])
+        hosts = self._conn.call("SMEMBERS", self._keys.rule_hosts)
+        return read_rules(self._conn, self._keys, (text(h) or "" for h in hosts))
 
     def close(self) -> None:
         self._conn.close()

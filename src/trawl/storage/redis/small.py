@@ -99,6 +99,7 @@ class RedisMeta:
     def __init__(self, conn: Conn, keys: Keys) -> None:
         self._conn, self._keys = conn, keys
         self.pending: dict[str, str] = {}
+        self._sent: dict[str, str] = {}  # what this store last committed, per key
 
     def get(self, key: str) -> str | None:
         if key in self.pending:
@@ -106,12 +107,20 @@ class RedisMeta:
         return text(self._conn.call("HGET", self._keys.meta, key))
 
     def set(self, key: str, value: str) -> None:
-        self.pending[key] = value
+        if self._sent.get(key) == value:
+            self.pending.pop(key, None)  # as committed already: nothing to write
+        else:
+            self.pending[key] = value
+
+    def take(self) -> dict[str, str]:
+        """The writes to commit now (the caller sends them); none pending after."""
+        out, self.pending = self.pending, {}
+        self._sent.update(out)
+        return out
 
     def flush(self, pipe: Pipe) -> None:
         if self.pending:
-            pipe.call("HSET", self._keys.meta, *[x for kv in self.pending.items() for x in kv])
-        self.pending = {}
+            pipe.call("HSET", self._keys.meta, *[x for kv in self.take().items() for x in kv])
 
 
 class RedisCounters:

@@ -7,10 +7,12 @@ then rolls back whatever that session left uncommitted when it last died.
 ``commit`` guarantees, in this order (Redis applies each command as it runs and a
 cluster has no cross-shard transaction, so order and idempotence do the work):
 
-1. the blob logs' committed ends and meta (the logs were synced before the call);
+1. the session still ours (else SessionLostError, nothing written), the blob logs'
+   committed ends and meta (the logs were synced before the call), the heartbeat;
 2. the outputs: pages (added only if their content hash is new), fetch records,
-   robots answers, origin files, counters, parse-queue entries
-   (appended once per sequence number);
+   robots answers, origin files, counters, learned URL rules (a rule's state never
+   goes back) and the URLs they rewrote, parse-queue entries (appended once per
+   sequence number);
 3. with ``wait_replicas``, ``WAIT`` until that many replicas of every primary hold
    the outputs (else StorageError: nothing is acknowledged);
 4. the acknowledgements: the frontier session's undo entries dropped (its lease ends
@@ -18,8 +20,10 @@ cluster has no cross-shard transaction, so order and idempotence do the work):
    (claims are written when made, so every worker sees them at once), then
    parse-queue entries deleted.
 
-A crash before 4 leaves the acknowledgements undone: the work is redone, and every
-output it writes again replaces itself. Only counters (``HINCRBY``) may count such a
+On one server without ``WAIT``, 2 and 4 go in one pipeline (applied in order): two
+round trips a commit; a commit with nothing to write is skipped while the heartbeat
+is fresh. A crash before 4 leaves the acknowledgements undone: the work is redone,
+and every output it writes again replaces itself. Only counters (``HINCRBY``) may count such a
 redone unit twice. The frontier's admissions and leases are written when they happen.
 """
 
@@ -30,21 +34,24 @@ import uuid
 from collections.abc import Callable, Mapping
 
 from trawl.dedup.minhash import MinHasher
-from trawl.errors import DataDirInUseError, SessionLostError, StorageError
+from trawl.errors import DataDirInUseError, StorageError
 from trawl.models import Position
 from trawl.storage.redis.conn import Conn, connect
 from trawl.storage.redis.frontier import RedisFrontier
-from trawl.storage.redis.keys import Keys, text
+from trawl.storage.redis.keys import Keys
 from trawl.storage.redis.near import RedisNearIndex, release_claims
 from trawl.storage.redis.pages import RedisPageStore, release_page_claims
 from trawl.storage.redis.queue import RedisParseQueue
 from trawl.storage.redis.reader import LOG_META_PREFIX, RedisCrawlReader, committed_logs
+from trawl.storage.redis.session import Session
 from trawl.storage.redis.small import (
     RedisCounters,
     RedisMeta,
     RedisOriginFileStore,
     RedisRobotsStore,
 )
+from trawl.storage.redis.urlrules import RedisUrlRuleStore
+from trawl.storage.redis.wakeup import RedisWakeSignal
 
 
 class RedisCrawlStore:
@@ -68,14 +75,16 @@ class RedisCrawlStore:
         self.conn = Conn(connect(url))
         self.keys = Keys(crawl, buckets)
         self.worker = worker or uuid.uuid4().hex[:16]
-        self._ttl = session_ttl
+        # A session not heard from this long is dead: its leases are others' after it.
+        self.session_ttl: float | None = session_ttl
         self._wait = (wait_replicas, wait_ms)
-        self._wall = wall
-        self._token = uuid.uuid4().hex
-        owner = self.keys.owner(self.worker)
-        if not self.conn.call("SET", owner, self._token, "NX", "PX", int(session_ttl * 1000)):
+        try:
+            self._session = Session(
+                self.conn, self.keys, self.worker, uuid.uuid4().hex, ttl=session_ttl, wall=wall
+            )
+        except DataDirInUseError:
             self.conn.close()
-            raise DataDirInUseError(f"worker {self.worker} of crawl {crawl} is open elsewhere")
+            raise
         self._open = True
         self._frontier = RedisFrontier(
             self.conn,
@@ -88,8 +97,10 @@ class RedisCrawlStore:
         release_claims(self.conn, self.keys, self.worker)
         release_page_claims(self.conn, self.keys, self.worker)
         self._frontier.sweep = self.recover_dead
-        self._frontier.alive = self._check_alive
-        self._pages = RedisPageStore(self.conn, self.keys, self.worker)
+        self._frontier.alive = self._session.alive
+        self._pages = RedisPageStore(
+            self.conn, self.keys, self.worker, known_fetches=self._frontier.fetch_records
+        )
         self._parse_queue = RedisParseQueue(
             self.conn, self.keys, self.worker, claim_idle=lease_seconds
         )
@@ -97,40 +108,18 @@ class RedisCrawlStore:
         self._robots = RedisRobotsStore(self.conn, self.keys)
         self._origin_files = RedisOriginFileStore(self.conn, self.keys)
         self._meta = RedisMeta(self.conn, self.keys)
+        self._url_rules = RedisUrlRuleStore(self.conn, self.keys)
         self._near: RedisNearIndex | None = None
-        self._beat()
-
-    def _beat(self) -> None:
-        """Tell the other workers this session lives (and keep its name ours)."""
-        pipe = self.conn.pipeline()
-        pipe.call("ZADD", self.keys.sessions, repr(self._wall() + self._ttl), self.worker)
-        pipe.call("PEXPIRE", self.keys.owner(self.worker), int(self._ttl * 1000))
-        pipe.execute()
-        self._beat_at = self._wall()
-
-    def _check_alive(self) -> None:
-        """Before a new lease after a long silence (a pause, a stop), make sure the
-        session still lives: a rolled-back worker must not fetch a host the others
-        have taken over (SessionLostError)."""
-        if self._wall() - self._beat_at > self._ttl / 2:
-            self._still_ours()
-            self._beat()
 
     def recover_dead(self) -> int:
-        """Roll back the sessions whose heartbeat stopped (workers that died).
-
-        Whoever removes a dead session from the registry (``ZREM`` answers 1 to one
-        caller only) rolls it back and takes over its unparsed pages. Returns how
-        many URLs in flight went back.
-        """
-        dead = self.conn.call("ZRANGEBYSCORE", self.keys.sessions, "-inf", repr(self._wall()))
+        """Roll back the sessions whose heartbeat stopped (workers that died), and take
+        over their unparsed pages. Returns how many URLs in flight went back."""
         back = 0
-        for name in (text(d) or "" for d in dead):
-            if name != self.worker and self.conn.call("ZREM", self.keys.sessions, name):
-                back += self._frontier.recover(name)
-                release_claims(self.conn, self.keys, name)
-                release_page_claims(self.conn, self.keys, name)
-                self._parse_queue.adopt(name)
+        for name in self._session.dead():
+            back += self._frontier.recover(name)
+            release_claims(self.conn, self.keys, name)
+            release_page_claims(self.conn, self.keys, name)
+            self._parse_queue.adopt(name)
         return back
 
     @property
@@ -161,6 +150,10 @@ class RedisCrawlStore:
     def meta(self) -> RedisMeta:
         return self._meta
 
+    @property
+    def url_rules(self) -> RedisUrlRuleStore:
+        return self._url_rules
+
     def near_index(self, hasher: MinHasher) -> RedisNearIndex:
         """The store's one near-duplicate index; asking with another layout is an error."""
         if self._near is None:
@@ -174,48 +167,59 @@ class RedisCrawlStore:
     def committed_logs(self) -> dict[str, Position]:
         return committed_logs(self.conn, self.keys)
 
-    def _still_ours(self) -> None:
-        """Refuse to commit for a session another worker rolled back (it was silent for
-        ``session_ttl``: a long pause, a failover): its work went to the others, and
-        committing it as well would store it twice. The worker must stop."""
-        pipe = self.conn.pipeline()
-        pipe.call("ZSCORE", self.keys.sessions, self.worker)
-        pipe.call("GET", self.keys.owner(self.worker))
-        score, owner = pipe.execute()
-        if score is None or owner != self._token.encode():
-            raise SessionLostError(
-                f"worker {self.worker} was silent for more than {self._ttl:g} s and its "
-                "session was given to the others; nothing since its last commit is kept"
-            )
+    def _writes(self) -> bool:
+        """Anything this session has to make durable or to acknowledge."""
+        near = self._near is not None and self._near.claimed
+        return (
+            self.conn.pending
+            or bool(self._meta.pending)
+            or self._pages.has_writes
+            or bool(self._robots.pending or self._origin_files.pending)
+            or any(self._counters.pending.values())
+            or self._parse_queue.has_writes
+            or self._url_rules.has_writes
+            or bool(self._frontier.changed)
+            or near
+        )
 
     def commit(self, logs: Mapping[str, Position] | None = None) -> None:
         if not self._open:
             raise ValueError("commit on a closed store")
-        self._still_ours()
         for name, position in (logs or {}).items():
             self._meta.set(LOG_META_PREFIX + name, position.dump())
-        outputs = self.conn.pipeline()
-        self._meta.flush(outputs)
-        outputs.execute()  # the logs' ends before anything that points into the logs
-        self._pages.flush(outputs)
-        self._robots.flush(outputs)
-        self._origin_files.flush(outputs)
-        self._counters.flush(outputs)
-        self._parse_queue.flush_puts(outputs)
-        outputs.execute()
+        if not self._writes() and self._session.fresh():
+            return  # nothing to make durable, and the others know this worker lives
+        # Still ours? Then the logs' ends before anything that points into the logs.
+        self._session.begin_commit(self._meta.take())
+        # One server applies a pipeline in order (a crash cuts it, never reorders it):
+        # outputs, then acknowledgements, go in one round trip. A Cluster's nodes each
+        # keep only their own order, and WAIT must come between: separate round trips.
+        apart = self.conn.cluster or self._wait[0] > 0
+        pipe = self.conn.pipeline()
+        self._pages.flush(pipe)
+        self._robots.flush(pipe)
+        self._origin_files.flush(pipe)
+        self._counters.flush(pipe)
+        self._url_rules.flush(pipe)
+        self._parse_queue.flush_puts(pipe)
+        if apart:
+            pipe.execute()
         if self._wait[0] > 0:
-            got = self.conn.wait_replicas(*self._wait)
+            got = self.conn.wait_replicas(*self._wait)  # waits out a failover's window
             if got < self._wait[0]:  # not acknowledged: redo rather than trust it
                 raise StorageError(f"commit reached {got} of {self._wait[0]} replicas")
-        acks = self.conn.pipeline()
-        self._frontier.acknowledge(acks)
-        self._pages.acknowledge(acks)
+        self._frontier.acknowledge(pipe)
+        self._pages.acknowledge(pipe)
         if self._near is not None:
-            self._near.acknowledge(acks)
-        acks.execute()
-        self._parse_queue.flush_acks(acks)
-        acks.execute()
-        self._beat()
+            self._near.acknowledge(pipe)
+        if apart:  # lease ends and outcomes final before their pages leave the queue
+            pipe.execute()
+        self._parse_queue.flush_acks(pipe)
+        pipe.execute()
+
+    def wake_signal(self) -> RedisWakeSignal:
+        """How this worker wakes idle peers and waits for them (``frontier.idle``)."""
+        return RedisWakeSignal(self.conn, self.keys, token=self.worker)
 
     def reader(self) -> RedisCrawlReader:
         return RedisCrawlReader(self.url, self.keys.crawl, buckets=self.keys.buckets)
@@ -230,9 +234,10 @@ class RedisCrawlStore:
             return
         if commit:
             self.commit()
+        else:
+            self.conn.drop_pending()  # as a crash leaves them
         self._open = False
-        if self.conn.call("GET", self.keys.owner(self.worker)) == self._token.encode():
-            self.conn.call("DEL", self.keys.owner(self.worker))
+        self._session.close()
         self.conn.close()
 
     @property

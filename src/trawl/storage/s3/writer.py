@@ -20,7 +20,7 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Protocol
 
@@ -199,6 +199,10 @@ class S3SegmentWriter:
             self._synced = self._offset
         return self.position()
 
+    def flush(self) -> tuple[Position, Callable[[], None]]:
+        """``sync`` at once (nothing is left for another thread)."""
+        return self.sync(), _nothing
+
     def read(self, location: Location) -> bytes:
         if location.file == self.current and not self._closed:
             with self._spooling():
@@ -248,3 +252,7 @@ class SegmentReader(Protocol):
     def __call__(
         self, spec: LogSpec, layout: SegmentLayout | None, segment: str, start: int, end: int
     ) -> bytes: ...
+
+
+def _nothing() -> None:
+    """Nothing left to make durable."""

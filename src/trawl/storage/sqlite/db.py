@@ -16,7 +16,7 @@ from pathlib import Path
 
 from trawl.errors import DataDirInUseError, StorageError, as_disk_full
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS hosts (
@@ -46,9 +46,13 @@ CREATE TABLE IF NOT EXISTS urls (
     etag TEXT,
     last_modified TEXT,
     revisit REAL,
+    -- OPIC importance: cash received and not passed on yet, cash passed on so far.
+    cash REAL NOT NULL DEFAULT 1.0,
+    history REAL NOT NULL DEFAULT 0,
     PRIMARY KEY (host_id, fp)
 ) WITHOUT ROWID;
--- Per-host queues: only queued URLs are in this index, ordered by priority.
+-- Per-host queues: only queued URLs are in this index, ordered by priority (the URL's
+-- key, lower first: its depth, or its score as ``trawl.ranking`` encodes it).
 CREATE INDEX IF NOT EXISTS urls_queue ON urls(host_id, priority) WHERE status = 0;
 -- Leases (in flight, due = expiry) and back-offs (waiting, due = next attempt).
 CREATE INDEX IF NOT EXISTS urls_in_flight ON urls(due) WHERE status = 1;
@@ -127,13 +131,52 @@ CREATE TABLE IF NOT EXISTS meta (
     key TEXT PRIMARY KEY,
     value TEXT NOT NULL
 );
+-- Learned URL equivalences per host (dedup/urlrules.py): state 0 candidate, 1 active,
+-- 2 refuted; body the evidence (JSON); rewrites the URLs the rule rewrote.
+CREATE TABLE IF NOT EXISTS url_rules (
+    host TEXT NOT NULL,
+    key TEXT NOT NULL,
+    state INTEGER NOT NULL,
+    body TEXT NOT NULL,
+    rewrites INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (host, key)
+) WITHOUT ROWID;
+-- The URLs each rule rewrote, given back if the rule is refuted.
+CREATE TABLE IF NOT EXISTS url_rewrites (
+    host TEXT NOT NULL,
+    key TEXT NOT NULL,
+    url TEXT NOT NULL,
+    target TEXT NOT NULL,
+    depth INTEGER NOT NULL,
+    skipped INTEGER NOT NULL,
+    PRIMARY KEY (host, key, url)
+) WITHOUT ROWID;
 """
+
+# What brings a database of each older version to the next one. Version 1 (before
+# priorities were scores) had no OPIC columns: its URLs count as unranked (cash 1,
+# the importance of a seed), which is what their depth keys say in a score's terms.
+_MIGRATIONS: dict[int, tuple[str, ...]] = {
+    1: (
+        "ALTER TABLE urls ADD COLUMN cash REAL NOT NULL DEFAULT 1.0",
+        "ALTER TABLE urls ADD COLUMN history REAL NOT NULL DEFAULT 0",
+    ),
+}
+
+
+# SQLite's page cache of a crawl's database connection, MiB (``PRAGMA cache_size``):
+# filled as the database grows past it, then held; other pages come from the OS's file
+# cache (a read system call each). It was 64 MiB: a quarter of the crawl process's
+# budget (bench/bench_memory.py, docs/architecture.md "Memory").
+CACHE_MIB = 32
 
 
 class Database:
     """The crawl's SQLite file, opened exclusively by one process."""
 
-    def __init__(self, path: Path, *, cache_mib: int = 64, synchronous: str = "NORMAL") -> None:
+    def __init__(
+        self, path: Path, *, cache_mib: int = CACHE_MIB, synchronous: str = "NORMAL"
+    ) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
         self._lock_fd = _lock(path.with_suffix(path.suffix + ".lock"))
@@ -147,10 +190,15 @@ class Database:
             c.execute("PRAGMA temp_store=MEMORY")
             c.execute("PRAGMA foreign_keys=OFF")
             version = c.execute("PRAGMA user_version").fetchone()[0]
-            if version not in (0, SCHEMA_VERSION):
-                raise StorageError(f"{path}: schema version {version}, expected {SCHEMA_VERSION}")
-            c.executescript(_SCHEMA)
+            if not 0 <= version <= SCHEMA_VERSION:
+                raise StorageError(
+                    f"{path}: schema version {version}, expected {SCHEMA_VERSION} or older "
+                    "(written by a newer trawl)"
+                )
+            c.execute("BEGIN")
+            _migrate(c, version)
             c.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+            c.execute("COMMIT")
             c.execute("BEGIN")
         except sqlite3.DatabaseError as exc:
             os.close(self._lock_fd)
@@ -217,6 +265,17 @@ class Database:
                 self.conn.execute("ROLLBACK")
             self.conn.close()
             os.close(self._lock_fd)
+
+
+def _migrate(c: sqlite3.Connection, version: int) -> None:
+    """Create the schema, or bring a database of an older ``version`` (0: new) up to
+    date, in the open transaction: a crash in the middle leaves it as it was."""
+    for v in range(version, SCHEMA_VERSION) if version else ():
+        for sql in _MIGRATIONS[v]:
+            c.execute(sql)
+    for statement in _SCHEMA.split(";\n"):
+        if statement.strip():
+            c.execute(statement)  # tables and indexes (IF NOT EXISTS: added since, or all)
 
 
 def _lock(path: Path) -> int:

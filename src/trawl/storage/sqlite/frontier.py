@@ -1,122 +1,32 @@
 """The frontier on SQLite: URL records on disk, the host schedule in memory.
 
 Per-host queues are a partial index over queued URLs ``(host_id, priority)``; taking
-work is one indexed seek. Per-host counters live in memory and are written in the
-commit hook, so they always agree with the rows committed with them.
+work is one indexed seek, which also reads the next URL's key (the host's new head).
+Per-host counters and heads live in memory; the counters are written in the commit
+hook, so they always agree with the rows committed with them, and the heads are read
+back from the index on open. Among ready hosts the schedule prefers the lowest head
+key plus host priority (``storage/schedule.py``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
-from trawl.models import AddResult, HostInfo, Lease, NewUrl, UrlRecord, UrlStatus
+from trawl.models import AddResult, Lease, NewUrl, UrlStatus
+from trawl.ranking import raised_key
 from trawl.storage.reasons import one_line
-from trawl.storage.schedule import HostSchedule
-from trawl.storage.sqlite.db import Database
+from trawl.storage.sqlite.frontier_state import FrontierRows, Host, wrap_fp
 
-_INT64 = 1 << 64
 _MAX_PARAMS = 900
-
-
-@dataclass(slots=True)
-class _Host:
-    id: int
-    name: str
-    next_at: float
-    queued: int
-    admitted: int
-    budget: int | None
-    priority: int
-    demoted_reason: str | None
-
-
 # States a URL is in while the crawl still owes it a fetch.
 _ACTIVE = frozenset({UrlStatus.QUEUED, UrlStatus.IN_FLIGHT, UrlStatus.WAITING})
+# Statuses whose lease end passes the URL's cash on to what it leads to.
+_PASSES_CASH = frozenset({UrlStatus.FETCHED, UrlStatus.REDIRECTED})
 
 
-class SqliteFrontier:
+class SqliteFrontier(FrontierRows):
     """The Frontier protocol over a crawl's SQLite database."""
-
-    def __init__(
-        self,
-        db: Database,
-        *,
-        max_per_host: int | None = None,
-        lease_seconds: float = 600.0,
-    ) -> None:
-        self._db = db
-        self._c = db.conn
-        self._max_per_host = max_per_host
-        self._lease = lease_seconds
-        self._schedule = HostSchedule()
-        self._hosts: dict[str, _Host] = {}
-        self._by_id: dict[int, _Host] = {}
-        self._dirty: set[int] = set()
-        self._counts: dict[UrlStatus, int] = dict.fromkeys(UrlStatus, 0)
-        self._counts_dirty = False
-        self._load()
-        db.before_commit(self._flush)
-
-    # -- open and recover ------------------------------------------------------
-
-    def _load(self) -> None:
-        c = self._c
-        for row in c.execute(
-            "SELECT id, name, next_at, queued, admitted, budget, priority, demoted_reason "
-            "FROM hosts"
-        ):
-            host = _Host(*row)
-            self._hosts[host.name] = host
-            self._by_id[host.id] = host
-        for status, n in c.execute("SELECT status, n FROM status_counts"):
-            self._counts[UrlStatus(status)] = n
-        # Leases held by a process that died come back now (restart = every lease expired).
-        stale = c.execute("SELECT host_id, count(*) FROM urls WHERE status=1 GROUP BY host_id")
-        for host_id, n in stale.fetchall():
-            self._by_id[host_id].queued += n
-            self._dirty.add(host_id)
-            self._move(UrlStatus.IN_FLIGHT, UrlStatus.QUEUED, n)
-        c.execute("UPDATE urls SET status=0, due=NULL WHERE status=1")
-        for host in self._hosts.values():
-            if host.queued > 0:
-                self._schedule.schedule(host.name, host.next_at, host.priority)
-
-    def _flush(self) -> None:
-        if self._dirty:
-            by_id = self._by_id
-            self._c.executemany(
-                "UPDATE hosts SET next_at=?, queued=?, admitted=?, budget=?, priority=?, "
-                "demoted_reason=? WHERE id=?",
-                [
-                    (h.next_at, h.queued, h.admitted, h.budget, h.priority, h.demoted_reason, h.id)
-                    for h in (by_id[i] for i in self._dirty)
-                ],
-            )
-            self._dirty.clear()
-        if self._counts_dirty:
-            self._c.executemany(
-                "INSERT INTO status_counts(status, n) VALUES(?, ?) "
-                "ON CONFLICT(status) DO UPDATE SET n=excluded.n",
-                [(int(s), n) for s, n in self._counts.items()],
-            )
-            self._counts_dirty = False
-
-    def _move(self, old: UrlStatus | None, new: UrlStatus, n: int = 1) -> None:
-        if old is not None:
-            self._counts[old] -= n
-        self._counts[new] += n
-        self._counts_dirty = True
-
-    def _host(self, name: str) -> _Host:
-        host = self._hosts.get(name)
-        if host is None:
-            cur = self._c.execute("INSERT INTO hosts(name) VALUES(?)", (name,))
-            assert cur.lastrowid is not None
-            host = _Host(cur.lastrowid, name, 0.0, 0, 0, None, 0, None)
-            self._hosts[name] = host
-            self._by_id[host.id] = host
-        return host
 
     # -- adding ----------------------------------------------------------------
 
@@ -132,13 +42,22 @@ class SqliteFrontier:
         known = self._existing(batch.values())
         added: list[NewUrl] = []
         rows: list[tuple[object, ...]] = []
+        raises: list[tuple[object, ...]] = []
+        before: dict[str, int | None] = {}  # hosts whose queue changed -> order before
         seen = 0
         dropped: dict[str, int] = {}
         for fp, u in batch.items():
             stored = known.get(fp)
             if stored is not None:
-                if stored == u.url:
+                url, status, key, cash, history = stored
+                if url == u.url:
                     seen += 1
+                    if u.gain > 0 and status in _ACTIVE:
+                        host = self._hosts[u.host]
+                        key = raised_key(key, cash + history, u.gain)
+                        raises.append((cash + u.gain, key, host.id, fp))
+                        if status == UrlStatus.QUEUED:
+                            self._improve(host, key, before)
                     continue
                 # A 64-bit collision between two different URLs: probe for a free slot so
                 # that neither URL is ever wrongly taken as seen.
@@ -155,17 +74,24 @@ class SqliteFrontier:
             host.admitted += 1
             host.queued += 1
             self._dirty.add(host.id)
-            rows.append((host.id, fp, u.url, u.depth, u.priority, u.via, u.hops))
+            rows.append((host.id, fp, u.url, u.depth, u.priority, u.via, u.hops, u.cash))
             added.append(u if fp == u.fp else replace(u, fp=fp))
-            if host.queued == 1 and not self._schedule.is_busy(host.name):
-                self._schedule.schedule(host.name, host.next_at, host.priority)
+            self._improve(host, u.priority, before)
         if rows:
             self._c.executemany(
-                "INSERT INTO urls(host_id, fp, url, depth, priority, status, via, hops) "
-                "VALUES(?, ?, ?, ?, ?, 0, ?, ?)",
+                "INSERT INTO urls(host_id, fp, url, depth, priority, status, via, hops, cash) "
+                "VALUES(?, ?, ?, ?, ?, 0, ?, ?, ?)",
                 rows,
             )
             self._move(None, UrlStatus.QUEUED, len(rows))
+        if raises:
+            self._c.executemany(
+                "UPDATE urls SET cash=?, priority=? WHERE host_id=? AND fp=?", raises
+            )
+        for name, order in before.items():
+            host = self._hosts[name]
+            if host.order != order and not self._schedule.is_busy(name):
+                self._schedule.schedule(name, host.next_at, host.order)
         if clashes:
             more = self.add(clashes, now=now)
             added.extend(more.added)
@@ -174,8 +100,17 @@ class SqliteFrontier:
                 dropped[reason] = dropped.get(reason, 0) + n
         return AddResult(tuple(added), seen=seen, dropped=dropped)
 
-    def _existing(self, urls: Iterable[NewUrl]) -> dict[int, str]:
-        """fp -> stored URL for the offered URLs already known (same host, same fp)."""
+    @staticmethod
+    def _improve(host: Host, key: int, before: dict[str, int | None]) -> None:
+        """A URL with ``key`` is queued on ``host`` (new, or raised): its head may move."""
+        if host.name not in before:
+            before[host.name] = host.order if host.head is not None else None
+        if host.head is None or key < host.head:
+            host.head = key
+
+    def _existing(self, urls: Iterable[NewUrl]) -> dict[int, tuple[str, int, int, float, float]]:
+        """fp -> (stored URL, status, key, cash, history) for the offered URLs already
+        known (same host, same fp)."""
         keys: list[int] = []
         hosts = self._hosts
         for u in urls:
@@ -183,24 +118,24 @@ class SqliteFrontier:
             if host is not None:
                 keys.append(host.id)
                 keys.append(u.fp)
-        found: dict[int, str] = {}
+        found: dict[int, tuple[str, int, int, float, float]] = {}
         step = _MAX_PARAMS - _MAX_PARAMS % 2
         for i in range(0, len(keys), step):
             chunk = keys[i : i + step]
             values = ",".join(["(?,?)"] * (len(chunk) // 2))
-            found.update(
-                self._c.execute(
-                    f"SELECT u.fp, u.url FROM (VALUES {values}) v "
-                    "CROSS JOIN urls u ON u.host_id = v.column1 AND u.fp = v.column2",
-                    chunk,
-                )
-            )
+            for fp, url, status, key, cash, history in self._c.execute(
+                f"SELECT u.fp, u.url, u.status, u.priority, u.cash, u.history FROM "
+                f"(VALUES {values}) v CROSS JOIN urls u ON u.host_id = v.column1 "
+                "AND u.fp = v.column2",
+                chunk,
+            ):
+                found[fp] = (url, status, key, cash, history)
         return found
 
     def _probe(self, host_id: int, fp: int, url: str) -> int | None:
         """The slot for ``url`` after a collision at ``fp``; None if ``url`` is stored there."""
         for step in range(1, 64):
-            candidate = (fp + step + (1 << 63)) % _INT64 - (1 << 63)
+            candidate = wrap_fp(fp + step)
             row = self._c.execute(
                 "SELECT url FROM urls WHERE host_id=? AND fp=?", (host_id, candidate)
             ).fetchone()
@@ -208,15 +143,6 @@ class SqliteFrontier:
                 return candidate
             if row[0] == url:
                 return None
-        return None
-
-    def lookup(self, url: str, host: str, fp: int) -> UrlRecord | None:
-        """The record of ``url`` whose fingerprint is ``fp``, following collision probes."""
-        for step in range(64):
-            candidate = (fp + step + (1 << 63)) % _INT64 - (1 << 63)
-            record = self.get(host, candidate)
-            if record is None or record.url == url:
-                return record
         return None
 
     # -- taking and finishing ----------------------------------------------------
@@ -228,17 +154,21 @@ class SqliteFrontier:
             if name is None:
                 return None
             host = self._hosts[name]
-            row = c.execute(
+            rows = c.execute(
                 "SELECT fp, url, depth, priority, attempts, via, hops, etag, last_modified, "
-                "revisit FROM urls WHERE host_id=? AND status=0 ORDER BY priority LIMIT 1",
+                "revisit, cash FROM urls WHERE host_id=? AND status=0 ORDER BY priority LIMIT 2",
                 (host.id,),
-            ).fetchone()
-            if row is None:  # counters said otherwise; trust the rows
+            ).fetchall()
+            if not rows:  # counters said otherwise; trust the rows
                 host.queued = 0
+                host.head = None
                 self._dirty.add(host.id)
                 self._schedule.release(name, host.next_at, has_work=False)
                 continue
-            fp, url, depth, priority, attempts, via, hops, etag, last_modified, revisit = row
+            fp, url, depth, priority, attempts, via, hops, etag, last_modified, revisit, cash = (
+                rows[0]
+            )
+            host.head = rows[1][3] if len(rows) > 1 else None
             expires = now + self._lease
             c.execute(
                 "UPDATE urls SET status=1, due=? WHERE host_id=? AND fp=?", (expires, host.id, fp)
@@ -259,6 +189,7 @@ class SqliteFrontier:
                 etag=etag,
                 last_modified=last_modified,
                 revisit=revisit,
+                cash=cash,
             )
 
     def _release(self, name: str, ready_at: float) -> None:
@@ -266,7 +197,7 @@ class SqliteFrontier:
         host.next_at = ready_at
         self._dirty.add(host.id)
         if self._schedule.is_busy(name):
-            self._schedule.release(name, ready_at, has_work=host.queued > 0, priority=host.priority)
+            self._schedule.release(name, ready_at, has_work=host.queued > 0, priority=host.order)
 
     def _end_lease(self, lease: Lease, sql: str, params: tuple[object, ...]) -> bool:
         cur = self._c.execute(
@@ -285,11 +216,12 @@ class SqliteFrontier:
         etag: str | None = None,
         last_modified: str | None = None,
     ) -> None:
+        passed = lease.cash if status in _PASSES_CASH else 0.0
         if self._end_lease(
             lease,
             "UPDATE urls SET status=?, due=NULL, reason=?, attempts=attempts+1, etag=?, "
-            "last_modified=?",
-            (int(status), one_line(reason), etag, last_modified),
+            "last_modified=?, cash=max(0, cash-?), history=history+?",
+            (int(status), one_line(reason), etag, last_modified, passed, passed),
         ):
             self._move(UrlStatus.IN_FLIGHT, status)
         self._release(lease.host, host_ready_at)
@@ -308,8 +240,19 @@ class SqliteFrontier:
             self._move(UrlStatus.IN_FLIGHT, UrlStatus.QUEUED)
             host = self._hosts[lease.host]
             host.queued += 1
+            # Its key may have improved while it was out (an in-link): the head is then
+            # a little pessimistic until the next take reads the queue again.
+            self._improve(host, lease.priority, {})
             self._dirty.add(host.id)
         self._release(lease.host, host_ready_at)
+
+    def hold_host(self, host: str, now: float, *, until: float) -> float | None:
+        # In-process holds end with the process (the schedule is rebuilt on open).
+        return self._schedule.hold(host, self._host(host).next_at, now)
+
+    def release_host(self, host: str, *, host_ready_at: float) -> None:
+        if host in self._hosts:
+            self._release(host, host_ready_at)
 
     def set_status(
         self, host: str, fp: int, status: UrlStatus, *, reason: str | None = None
@@ -326,72 +269,75 @@ class SqliteFrontier:
         )
         self._move(old, status)
 
-    def revisit(self, host: str, fp: int, *, due: float, interval: float) -> None:
+    def revisit(self, host: str, fp: int, *, due: float, interval: float, shift: int = 0) -> None:
         """A finished page comes back at ``due`` to be fetched again (conditionally)."""
         found = self._status_of(host, fp)
-        if found is None or found[1] in _ACTIVE:
+        if found is None:
             return
         host_id, old = found
+        if old is UrlStatus.WAITING:
+            self._c.execute(
+                "UPDATE urls SET due=? WHERE host_id=? AND fp=? AND status=6 "
+                "AND reason='revisit' AND due>?",
+                (due, host_id, fp, due),
+            )
+            return
+        if old in _ACTIVE:
+            return
         self._c.execute(
-            "UPDATE urls SET status=6, due=?, revisit=?, attempts=0, reason='revisit' "
-            "WHERE host_id=? AND fp=?",
-            (due, interval, host_id, fp),
+            "UPDATE urls SET status=6, due=?, revisit=?, attempts=0, reason='revisit', "
+            "priority=priority+? WHERE host_id=? AND fp=?",
+            (due, interval, shift, host_id, fp),
         )
         self._move(old, UrlStatus.WAITING)
 
-    def _status_of(self, host: str, fp: int) -> tuple[int, UrlStatus] | None:
-        """The host id and status of a known URL."""
-        h = self._hosts.get(host)
-        if h is None:
-            return None
-        row = self._c.execute(
-            "SELECT status FROM urls WHERE host_id=? AND fp=?", (h.id, fp)
-        ).fetchone()
-        return None if row is None else (h.id, UrlStatus(row[0]))
-
     # -- time-driven returns -------------------------------------------------------
 
-    def _requeue_rows(self, rows: list[tuple[int, int]], old: UrlStatus) -> int:
+    def _requeue_rows(self, rows: list[tuple[int, int, int]], old: UrlStatus) -> int:
+        """Queue again ``(fp, host_id, key)`` rows that were in status ``old``."""
         if not rows:
             return 0
         self._c.executemany(
             "UPDATE urls SET status=0, due=NULL WHERE host_id=? AND fp=?",
-            [(host_id, fp) for fp, host_id in rows],
+            [(host_id, fp) for fp, host_id, _key in rows],
         )
         self._move(old, UrlStatus.QUEUED, len(rows))
-        for _fp, host_id in rows:
+        before: dict[str, int | None] = {}
+        for _fp, host_id, key in rows:
             host = self._by_id[host_id]
             host.queued += 1
             self._dirty.add(host_id)
-            if host.name not in self._schedule and not self._schedule.is_busy(host.name):
-                self._schedule.schedule(host.name, host.next_at, host.priority)
+            self._improve(host, key, before)
+        for name, order in before.items():
+            host = self._hosts[name]
+            if self._schedule.is_busy(name):
+                continue
+            if name not in self._schedule or host.order != order:
+                self._schedule.schedule(name, host.next_at, host.order)
         return len(rows)
 
     def wake_due(self, now: float) -> int:
         rows = self._c.execute(
-            "SELECT fp, host_id FROM urls WHERE status=6 AND due<=?", (now,)
+            "SELECT fp, host_id, priority FROM urls WHERE status=6 AND due<=?", (now,)
         ).fetchall()
         return self._requeue_rows(rows, UrlStatus.WAITING)
 
     def reclaim_expired(self, now: float) -> int:
         rows = self._c.execute(
-            "SELECT fp, host_id FROM urls WHERE status=1 AND due<=?", (now,)
+            "SELECT fp, host_id, priority FROM urls WHERE status=1 AND due<=?", (now,)
         ).fetchall()
         n = self._requeue_rows(rows, UrlStatus.IN_FLIGHT)
-        for _fp, host_id in rows:
+        for _fp, host_id, _key in rows:
             host = self._by_id[host_id]
             if self._schedule.is_busy(host.name):
-                self._schedule.release(
-                    host.name, host.next_at, has_work=True, priority=host.priority
-                )
+                self._schedule.release(host.name, host.next_at, has_work=True, priority=host.order)
         return n
 
-    def next_wake_due(self) -> float | None:
-        """The earliest back-off end among waiting URLs."""
-        row = self._c.execute("SELECT min(due) FROM urls WHERE status=6").fetchone()
-        return None if row[0] is None else float(row[0])
-
     # -- hosts ---------------------------------------------------------------------
+
+    def set_max_per_host(self, limit: int | None) -> None:
+        """Hosts without a budget of their own admit this many URLs from now on."""
+        self._max_per_host = limit
 
     def demote_host(self, host: str, *, priority: int, budget: int | None, reason: str) -> None:
         h = self._host(host)
@@ -401,65 +347,16 @@ class SqliteFrontier:
         h.demoted_reason = one_line(reason)
         self._dirty.add(h.id)
         if h.name in self._schedule:
-            self._schedule.schedule(h.name, h.next_at, h.priority)
+            self._schedule.schedule(h.name, h.next_at, h.order)
 
-    def host_info(self, host: str) -> HostInfo | None:
-        h = self._hosts.get(host)
-        if h is None:
-            return None
-        return HostInfo(
-            host=h.name,
-            next_at=h.next_at,
-            queued=h.queued,
-            admitted=h.admitted,
-            budget=h.budget,
-            priority=h.priority,
-            demoted_reason=h.demoted_reason,
-            in_flight=self._schedule.is_busy(h.name),
-        )
-
-    # -- reading ---------------------------------------------------------------------
-
-    def next_wake(self, now: float) -> float | None:
-        return self._schedule.next_wake(now)
-
-    def get(self, host: str, fp: int) -> UrlRecord | None:
-        h = self._hosts.get(host)
-        if h is None:
-            return None
-        row = self._c.execute(
-            "SELECT fp, url, depth, priority, status, due, attempts, reason, via, hops, etag, "
-            "last_modified, revisit FROM urls WHERE host_id=? AND fp=?",
-            (h.id, fp),
-        ).fetchone()
-        if row is None:
-            return None
-        fp_, url, depth, priority, status, due, attempts, reason, via, hops, etag, lm, rv = row
-        return UrlRecord(
-            fp=fp_,
-            url=url,
-            host=host,
-            depth=depth,
-            priority=priority,
-            status=UrlStatus(status),
-            due=due,
-            attempts=attempts,
-            reason=reason,
-            via=via,
-            hops=hops,
-            etag=etag,
-            last_modified=lm,
-            revisit=rv,
-        )
-
-    def counts(self) -> dict[UrlStatus, int]:
-        return dict(self._counts)
-
-    def hosts_ready(self, now: float) -> int:
-        return self._schedule.ready_count(now)
-
-    def hosts_waiting(self, now: float) -> int:
-        return len(self._schedule) - self._schedule.ready_count(now)
-
-    def hosts_busy(self) -> int:
-        return self._schedule.busy
+    def configure_host(self, host: str, *, budget: int | None, priority: int | None) -> None:
+        h = self._host(host)
+        if h.demoted_reason is not None:
+            return
+        if budget is not None:
+            h.budget = budget
+        if priority is not None and priority != h.priority:
+            h.priority = priority
+            if h.name in self._schedule:
+                self._schedule.schedule(h.name, h.next_at, h.order)
+        self._dirty.add(h.id)

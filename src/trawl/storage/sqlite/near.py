@@ -43,6 +43,12 @@ class SqliteNearIndex:
         self._hasher = hasher or MinHasher()
         self._db = db
         self._c = db.conn
+        # A page's check and its founder claim ask about the same signature, with no
+        # write to these tables in between (only ``add`` writes them; the transaction
+        # is rolled back only when the database closes): the last answer and band keys
+        # are kept until then.
+        self._last_keys: tuple[Signature, list[int]] | None = None
+        self._last_find: tuple[Signature, NearMatch | None] | None = None
         # Statement by statement inside the open transaction: ``executescript`` would
         # COMMIT first, making the crawl's pending writes durable before their hooks ran.
         for statement in _SCHEMA.split(";"):
@@ -70,8 +76,16 @@ class SqliteNearIndex:
     def _insert_bands(self, doc: int, signature: Signature) -> None:
         self._c.executemany(
             "INSERT OR IGNORE INTO minhash_bands(key, doc) VALUES(?,?)",
-            [(key, doc) for key in self._hasher.band_keys(signature)],
+            [(key, doc) for key in self._band_keys(signature)],
         )
+
+    def _band_keys(self, signature: Signature) -> list[int]:
+        last = self._last_keys
+        if last is not None and last[0] == signature:
+            return last[1]
+        keys = self._hasher.band_keys(signature)
+        self._last_keys = (signature, keys)
+        return keys
 
     def add(self, signature: Signature, cluster_id: str, doc_key: str) -> None:
         cur = self._c.execute(
@@ -79,13 +93,22 @@ class SqliteNearIndex:
             (signature, None if cluster_id == doc_key else cluster_id, doc_key),
         )
         if cur.rowcount == 1 and cur.lastrowid is not None:
+            self._last_find = None
             self._insert_bands(cur.lastrowid, signature)
 
     def claim(self, signature: Signature, cluster_id: str, doc_key: str) -> NearMatch | None:
         return claim_founder(self, signature, cluster_id, doc_key)
 
     def find(self, signature: Signature) -> NearMatch | None:
-        keys = self._hasher.band_keys(signature)
+        last = self._last_find
+        if last is not None and last[0] == signature:
+            return last[1]
+        match = self._find(signature)
+        self._last_find = (signature, match)
+        return match
+
+    def _find(self, signature: Signature) -> NearMatch | None:
+        keys = self._band_keys(signature)
         marks = ",".join("?" * len(keys))
         rows = self._c.execute(
             f"SELECT id, signature FROM minhash_docs WHERE id IN "  # only ? placeholders

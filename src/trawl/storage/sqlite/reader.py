@@ -12,10 +12,12 @@ from pathlib import Path
 from typing import Any
 
 from trawl import urls
+from trawl.dedup.urlrules import UrlRule
 from trawl.errors import StorageError
 from trawl.models import Location, Position, UrlStatus
 from trawl.storage.base import FetchRecord, HostView, PageRecord, RobotsRow, StoreStats
 from trawl.storage.sqlite.pages import PAGE_COLUMNS, page_from_row
+from trawl.storage.sqlite.urlrules import RULE_COLUMNS, rule_from_row
 
 STATE_FILE = "state.db"
 _FETCH_COLUMNS = (
@@ -180,6 +182,17 @@ class SqliteCrawlReader:
                 return None  # a crawl that never got as far as its schema (a full disk)
             raise StorageError(f"{self.path}: {exc}") from exc
         return None if row is None else str(row[0])
+
+    def url_rules(self, host: str | None = None) -> list[UrlRule]:
+        where = "" if host is None else " WHERE host=?"
+        sql = f"SELECT {RULE_COLUMNS} FROM url_rules{where} ORDER BY host, key"
+        try:
+            rows = self._c.execute(sql, () if host is None else (host,)).fetchall()
+        except sqlite3.Error as exc:
+            if "no such table" in str(exc):
+                return []  # written by a trawl from before equivalences, not resumed since
+            raise StorageError(f"{self.path}: {exc}") from exc
+        return [rule_from_row(r) for r in rows]
 
     def close(self) -> None:
         self._c.close()

@@ -15,7 +15,7 @@ from pathlib import Path
 from trawl.dedup.minhash import MinHasher
 from trawl.models import Position
 from trawl.storage.sqlite.counters import SqliteCounters
-from trawl.storage.sqlite.db import Database
+from trawl.storage.sqlite.db import CACHE_MIB, Database
 from trawl.storage.sqlite.frontier import SqliteFrontier
 from trawl.storage.sqlite.near import SqliteNearIndex
 from trawl.storage.sqlite.pages import (
@@ -25,6 +25,7 @@ from trawl.storage.sqlite.pages import (
     SqliteRobotsStore,
 )
 from trawl.storage.sqlite.reader import SqliteCrawlReader
+from trawl.storage.sqlite.urlrules import SqliteUrlRuleStore
 
 LOG_META_PREFIX = "log."
 
@@ -51,7 +52,7 @@ class SqliteCrawlStore:
         *,
         max_per_host: int | None = None,
         lease_seconds: float = 600.0,
-        cache_mib: int = 64,
+        cache_mib: int = CACHE_MIB,
         synchronous: str = "NORMAL",
     ) -> None:
         self.db = Database(path, cache_mib=cache_mib, synchronous=synchronous)
@@ -65,6 +66,7 @@ class SqliteCrawlStore:
             self._robots = SqliteRobotsStore(self.db)
             self._origin_files = SqliteOriginFileStore(self.db)
             self._meta = SqliteMeta(self.db)
+            self._url_rules = SqliteUrlRuleStore(self.db)
             self._logs = self._load_logs()
         except BaseException:
             self.db.close(commit=False)
@@ -94,6 +96,8 @@ class SqliteCrawlStore:
     def counters(self) -> SqliteCounters:
         return self._counters
 
+    session_ttl: float | None = None  # one writer: its leases are never others'
+
     @property
     def robots(self) -> SqliteRobotsStore:
         return self._robots
@@ -105,6 +109,10 @@ class SqliteCrawlStore:
     @property
     def meta(self) -> SqliteMeta:
         return self._meta
+
+    @property
+    def url_rules(self) -> SqliteUrlRuleStore:
+        return self._url_rules
 
     def near_index(self, hasher: MinHasher) -> SqliteNearIndex:
         """The store's one near-duplicate index; asking with another layout is an error."""

@@ -1,0 +1,397 @@
+"""Peak RSS of every process of a crawl at two sizes: does memory stay flat as the
+crawl grows?
+
+    .venv/bin/python bench/bench_memory.py [--sizes 10000,200000] [--per-host 50]
+        [--modes embedded,redis] [--every 0.2] [--tracemalloc 60] [--keep]
+
+For each size N: bench_crawl's local web (``SampleWeb``, pages of 15 to 80 KB, served by
+our own nginx, no access log, no delay: ``bench_crawl.build_web`` and ``Nginx``) of
+N / per-host hosts x per-host pages, so that hosts grow with pages; then a crawl of it,
+every feature on (the defaults: WARC, main text, language, exact and near dedup,
+index, link graph), no politeness delay (``--delay 0``):
+
+- ``embedded``: ``trawl crawl`` (bench_crawl's command line), one process and its
+  parse workers;
+- ``redis``: a fleet of one: a redis-server and a SeaweedFS S3 server of our own (as
+  in bench_fleet), the crawl submitted (``trawl crawl --redis --no-worker --blobs
+  s3://...``) and one ``trawl worker --redis`` doing all of it.
+
+Every ``--every`` s a thread samples every process of the tree (psutil, and the
+kernel's high-water mark VmHWM from /proc, which misses nothing between samples), and
+keeps each process's peak RSS; the report gives, per process kind (crawl or worker
+process, parse worker, forkserver, resource tracker, and for redis: the submitter,
+redis-server, the S3 server), the largest peak of one process, how many there were,
+and the growth from the smaller size to the larger. The crawl process's RSS at a
+quarter, half, three quarters and the end of the run shows whether it still climbs.
+
+``--tracemalloc S``: the largest size's crawl process runs under bench/_memtrace.py,
+which writes what holds its Python heap every S seconds (and what grew since the
+first snapshot) to ``memtrace/``; the RSS of that run is not comparable (tracemalloc
+costs memory and CPU), so it is a separate, extra run.
+
+Figures are printed, never asserted. Only loopback traffic.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import ctypes
+import importlib
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))  # run as a script
+
+from bench import bench_crawl, bench_fleet  # noqa: E402
+
+MB = 1e6
+MEMTRACE = HERE / "_memtrace.py"
+
+
+def _status(pid: int, *names: str) -> list[int]:
+    """Fields of /proc/PID/status in bytes (VmHWM: the kernel's peak RSS; RssAnon,
+    RssFile: the RSS's anonymous and file-backed parts); 0 when gone."""
+    found = dict.fromkeys(names, 0)
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            key = line.split(":", 1)[0]
+            if key in found:
+                found[key] = int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return [found[n] for n in names]
+
+
+@dataclass
+class Sampler:
+    """Samples the tree of ``root`` (and ``others``: pid -> kind) every ``every`` s."""
+
+    root: int
+    root_kind: str
+    others: dict[int, str]
+    every: float
+    peak: dict[int, int] = field(default_factory=dict)
+    anon: dict[int, int] = field(default_factory=dict)  # largest RssAnon sampled
+    kind: dict[int, str] = field(default_factory=dict)
+    series: list[tuple[float, int, int]] = field(default_factory=list)  # root: t, rss, file
+    peak_sum: int = 0
+    _stop: threading.Event = field(default_factory=threading.Event)
+    _thread: threading.Thread | None = None
+
+    def __enter__(self) -> Sampler:
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+
+    def _run(self) -> None:
+        psutil: Any = importlib.import_module("psutil")
+        started = time.monotonic()
+        while not self._stop.is_set():
+            try:
+                root = psutil.Process(self.root)
+                procs = [(root, self.root_kind), *((c, "") for c in root.children(True))]
+            except psutil.Error:
+                procs = []
+            for pid, kind in self.others.items():
+                with contextlib.suppress(psutil.Error):
+                    p = psutil.Process(pid)
+                    procs += [(p, kind), *((c, kind) for c in p.children(True))]
+            total = 0
+            for p, kind in procs:
+                try:
+                    rss = p.memory_info().rss
+                    # Asked at every sample: a process between fork and exec still
+                    # has its parent's command line.
+                    self.kind[p.pid] = kind or bench_crawl._role(p, crawler=False)
+                except psutil.Error:
+                    continue
+                total += rss
+                hwm, anon, file = _status(p.pid, "VmHWM", "RssAnon", "RssFile")
+                self.peak[p.pid] = max(self.peak.get(p.pid, 0), rss, hwm)
+                self.anon[p.pid] = max(self.anon.get(p.pid, 0), anon)
+                if p.pid == self.root and rss:  # 0: exited, not reaped yet
+                    self.series.append((time.monotonic() - started, rss, file))
+            self.peak_sum = max(self.peak_sum, total)
+            self._stop.wait(self.every)
+
+    def by_kind(self) -> dict[str, tuple[int, int, int]]:
+        """kind -> (largest peak RSS of one process, processes, largest anonymous RSS
+        sampled of one process: without mapped files such as the index's segments)."""
+        out: dict[str, list[tuple[int, int]]] = defaultdict(list)
+        for pid, peak in self.peak.items():
+            out[self.kind[pid]].append((peak, self.anon.get(pid, 0)))
+        return {k: (max(p for p, _ in v), len(v), max(a for _, a in v)) for k, v in out.items()}
+
+    def climb(self) -> str:
+        """The root's RSS at a quarter, half, three quarters of the run and its end."""
+        if not self.series:
+            return "no samples"
+        end = self.series[-1][0]
+        marks = []
+        for q in (0.25, 0.5, 0.75, 1.0):
+            t, rss, _ = next(x for x in self.series if x[0] >= q * end)
+            marks.append(f"{rss / MB:.0f} MB at {t:.0f} s")
+        top_t, top, file = max(self.series, key=lambda x: x[1])
+        return ", ".join(marks) + (
+            f" (largest sample {top / MB:.0f} MB at {top_t:.0f} s, of which "
+            f"{file / MB:.0f} MB file-backed: mapped files, the index's segments)"
+        )
+
+
+@dataclass
+class Measured:
+    size: int
+    mode: str
+    pages: int
+    wall: float
+    kinds: dict[str, tuple[int, int, int]]
+    peak_sum: int
+    climb: str
+    command: str
+
+
+def _wait(proc: subprocess.Popen[bytes], timeout: float, what: str) -> None:
+    try:
+        proc.wait(timeout)
+    except subprocess.TimeoutExpired:
+        print(f"!! {what}: over {timeout:.0f} s, stopped (SIGINT)", file=sys.stderr)
+        proc.send_signal(2)
+        proc.wait()
+    if proc.returncode != 0:
+        print(f"!! {what} exited {proc.returncode}", file=sys.stderr)
+
+
+def embedded(
+    web: bench_crawl.Web, work: Path, size: int, args: argparse.Namespace, trace: float = 0
+) -> Measured:
+    data = work / (f"embedded-{size}" + ("-traced" if trace else ""))
+    cmd = bench_crawl.trawl_cmd(web, data)
+    if trace:  # python bench/_memtrace.py DIR EVERY -- crawl ...
+        cmd = [sys.executable, str(MEMTRACE), str(work / "memtrace"), str(trace), "--", *cmd[3:]]
+    log = work / f"embedded-{size}.log"
+    started = time.monotonic()
+    with log.open("wb") as sink:
+        proc = subprocess.Popen(cmd, stdout=sink, stderr=subprocess.STDOUT, cwd=bench_crawl.ROOT)
+    with Sampler(proc.pid, "crawl process", {}, args.every) as s:
+        _wait(proc, args.timeout, f"crawl of {size:,}")
+    wall = time.monotonic() - started
+    bench_fleet.reap_orphans()
+    pages = bench_fleet.stored(["--data", str(data)])
+    shown = bench_crawl.show_cmd(cmd)
+    return Measured(size, "embedded", pages, wall, s.by_kind(), s.peak_sum, s.climb(), shown)
+
+
+def redis_worker(
+    web: bench_crawl.Web, work: Path, size: int, args: argparse.Namespace, servers: Servers
+) -> Measured:
+    crawl_id = f"mem{size}"
+    bucket = servers.s3.create_bucket(f"mem-{size}")
+    place = ["--redis", servers.url, "--crawl-id", crawl_id]
+    args_web = bench_fleet.web_args(web, work / f"submit-{size}")
+    blobs = ["--blobs", f"s3://{bucket}/crawl", "--no-worker"]
+    submit = subprocess.Popen(
+        [bench_fleet.TRAWL, "crawl", *place, *blobs, *args_web], stderr=subprocess.DEVNULL
+    )
+    cmd = [bench_fleet.TRAWL, "worker", *place, "--quiet", "--data", str(work / f"w-{size}")]
+    log = work / f"worker-{size}.log"
+    others = {servers.redis.pid: "redis-server", servers.s3.process.pid: "S3 server (weed)"}
+    others[submit.pid] = "submitter"
+    started = time.monotonic()
+    with log.open("wb") as sink:
+        proc = subprocess.Popen(cmd, stdout=sink, stderr=subprocess.STDOUT)
+    with Sampler(proc.pid, "worker process", others, args.every) as s:
+        _wait(proc, args.timeout, f"worker of {size:,}")
+        _wait(submit, 60, "submitter")
+    wall = time.monotonic() - started
+    bench_fleet.reap_orphans()
+    pages = bench_fleet.stored(place)
+    shown = bench_crawl.show_cmd(cmd)
+    return Measured(size, "redis", pages, wall, s.by_kind(), s.peak_sum, s.climb(), shown)
+
+
+@dataclass
+class Servers:
+    redis: subprocess.Popen[bytes]
+    url: str
+    s3: Any  # trawl.testing.s3server.SeaweedS3
+
+    @classmethod
+    def start(cls, work: Path) -> Servers:
+        from trawl.testing.s3server import SeaweedS3
+
+        server, port = bench_fleet.start_redis(work / "redis")
+        s3 = SeaweedS3.start(work / "s3")
+        os.environ.update(s3.env())
+        return cls(server, f"redis://127.0.0.1:{port}/0", s3)
+
+    def stop(self) -> None:
+        self.redis.terminate()
+        self.redis.wait()
+        self.s3.stop()
+
+
+def host_bytes(work: Path, hosts: int = 20_000) -> str:
+    """The Python heap a host known costs the SQLite frontier (its host record, the
+    schedule's entry; one URL queued), from tracemalloc around adding ``hosts`` hosts."""
+    import tracemalloc
+
+    from trawl import urls
+    from trawl.models import NewUrl
+    from trawl.storage.sqlite.store import SqliteCrawlStore
+
+    store = SqliteCrawlStore(work / "hosts.db")
+    frontier = store.frontier
+    tracemalloc.start()
+    before = tracemalloc.get_traced_memory()[0]
+    for i in range(hosts):
+        host = f"host-{i:06d}.example"
+        url = f"https://{host}/"
+        new = NewUrl(url=url, host=host, fp=urls.fingerprint(url), depth=0, priority=1)
+        frontier.add([new], now=0.0)
+        if i % 1000 == 999:
+            store.commit({})
+    store.commit({})
+    grown = tracemalloc.get_traced_memory()[0] - before
+    tracemalloc.stop()
+    store.close()
+    return (
+        f"host records: {grown / hosts:.0f} bytes of Python heap a host known to the "
+        f"SQLite frontier ({hosts:,} hosts, one URL each; SQLite's pages not included)"
+    )
+
+
+ORDER = [
+    "crawl process",
+    "worker process",
+    "parse worker",
+    "forkserver",
+    "resource tracker",
+    "submitter",
+    "redis-server",
+    "S3 server (weed)",
+]
+
+
+def report(runs: list[Measured]) -> list[str]:
+    out: list[str] = []
+    for mode in dict.fromkeys(r.mode for r in runs):
+        mine = sorted((r for r in runs if r.mode == mode), key=lambda r: r.size)
+        small, large = mine[0], mine[-1]
+        out.append(
+            f"\n{mode}: peak RSS per process kind (largest one process; processes; its "
+            "anonymous part, without mapped files, in brackets)"
+        )
+        head = " | ".join(f"{r.size:,} pages ({r.pages:,} stored, {r.wall:.0f} s)" for r in mine)
+        out.append(f"| process | {head} | growth |")
+        out.append("|---|" + "---|" * len(mine) + "---|")
+        kinds = sorted({k for r in mine for k in r.kinds}, key=lambda k: [*ORDER, k].index(k))
+        for kind in kinds:
+            cells = []
+            for r in mine:
+                peak, n, anon = r.kinds.get(kind, (0, 0, 0))
+                cells.append(f"{peak / MB:.0f} MB ({n}) [{anon / MB:.0f}]" if n else "-")
+            a, b = small.kinds.get(kind, (0, 0, 0)), large.kinds.get(kind, (0, 0, 0))
+            growth = "-"
+            if a[0] and a[2] and len(mine) > 1:
+                growth = (
+                    f"{100 * (b[0] - a[0]) / a[0]:+.1f} % [{100 * (b[2] - a[2]) / a[2]:+.1f} %]"
+                )
+            out.append(f"| {kind} | {' | '.join(cells)} | {growth} |")
+        sums = " | ".join(f"{r.peak_sum / MB:.0f} MB" for r in mine)
+        out.append(f"| whole tree (largest sum at one sample) | {sums} | |")
+        for r in mine:
+            out.append(f"{r.size:,}: {r.mode} process RSS over the run: {r.climb}")
+            out.append(f"   $ {r.command}")
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
+    ap.add_argument("--sizes", default="10000,200000", help="pages of each web, smallest first")
+    ap.add_argument("--per-host", type=int, default=50, help="pages per host")
+    ap.add_argument("--modes", default="embedded,redis")
+    ap.add_argument("--every", type=float, default=0.2, help="seconds between samples")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--timeout", type=float, default=4 * 3600, help="limit per crawl, s")
+    ap.add_argument(
+        "--tracemalloc",
+        type=float,
+        default=0,
+        metavar="S",
+        help="also crawl the largest web under tracemalloc, a snapshot every S s",
+    )
+    ap.add_argument("--out", type=Path, help="work here (default: a temp dir)")
+    ap.add_argument("--keep", action="store_true")
+    args = ap.parse_args(argv)
+    sizes = [int(x) for x in args.sizes.split(",")]
+    # SIGTERM as an exit: the servers this run started are stopped (``finally``).
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    modes = args.modes.split(",")
+    libc = ctypes.CDLL(None, use_errno=True)  # orphaned parse workers come to us
+    if libc.prctl(bench_crawl.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_CHILD_SUBREAPER)")
+    bench_crawl.ensure_nginx()
+    work = Path(tempfile.mkdtemp(prefix="trawl-bench-memory-", dir=args.out))
+    load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
+    print(f"machine: {os.cpu_count()} cores, load {load}; work dir {work}", flush=True)
+    servers = Servers.start(work) if "redis" in modes else None
+    runs: list[Measured] = []
+    try:
+        for size in sizes:
+            hosts = max(1, size // args.per_host)
+            web = bench_crawl.build_web(work / f"web-{size}", hosts, args.per_host, args.seed)
+            print(f"{size:,}: {len(web.hosts)} hosts in scope, {len(web.pages):,} pages")
+            nginx = bench_crawl.Nginx(work / f"nginx-{size}", web.sites_conf, web.port)
+            with nginx:
+                for mode in modes:
+                    if mode == "embedded":
+                        runs.append(embedded(web, work, size, args))
+                    else:
+                        assert servers is not None
+                        runs.append(redis_worker(web, work, size, args, servers))
+                    r = runs[-1]
+                    peaks = ", ".join(
+                        f"{k} {v[0] / MB:.0f} MB ({v[1]}) [{v[2] / MB:.0f}]"
+                        for k, v in sorted(r.kinds.items())
+                    )
+                    print(f"  {mode}: {r.pages:,} pages stored in {r.wall:.0f} s; peaks: {peaks}")
+                    print(f"    {mode} process over the run: {r.climb}", flush=True)
+                if args.tracemalloc and size == sizes[-1]:
+                    embedded(web, work, size, args, trace=args.tracemalloc)
+                    print(f"  tracemalloc snapshots: {work / 'memtrace'}")
+            if not args.keep:  # the web and the crawl's outputs: gigabytes at 200k
+                shutil.rmtree(web.root, ignore_errors=True)
+                for d in work.glob(f"*-{size}"):
+                    shutil.rmtree(d, ignore_errors=True)
+        for line in report(runs):
+            print(line)
+        print("\n" + host_bytes(work))
+    finally:
+        if servers is not None:
+            servers.stop()
+        if args.keep or args.tracemalloc:
+            print(f"\nkept {work}")
+        else:
+            shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
