@@ -48,7 +48,7 @@ def test_bad_parameters() -> None:
 
 # -- the native path (_minhash.c) against the numpy path ---------------------------------
 
-_native = pytest.importorskip("trawl.dedup._minhash", reason="the C module is not built")
+_native = pytest.importorskip("trawl._native", reason="the C module is not built")
 
 
 def _both(

@@ -41,7 +41,7 @@ import xxhash
 from trawl.dedup.shingles import shingle_hashes, token_bytes, tokens
 
 try:
-    from trawl.dedup import _minhash
+    from trawl import _native as _minhash
 except ImportError:  # pragma: no cover - not built (no C compiler): the numpy path
     _minhash = None  # type: ignore[assignment]
 
