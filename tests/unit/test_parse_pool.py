@@ -30,13 +30,13 @@ def _fail(message: str) -> int:
     raise ValueError(message)
 
 
-class _Unpicklable(Exception):
+class _UnpicklableError(Exception):
     def __reduce__(self) -> str | tuple[object, ...]:
         raise TypeError("not picklable")
 
 
 def _fail_badly() -> int:
-    raise _Unpicklable("odd")
+    raise _UnpicklableError("odd")
 
 
 def _die() -> int:
