@@ -119,3 +119,26 @@ async def test_a_cancelled_job_leaves_the_worker_in_step() -> None:
 def test_at_least_one_worker() -> None:
     with pytest.raises(ValueError, match="at least one"):
         ParsePool(0)
+
+
+async def test_jobs_wait_their_turn_and_survive_a_death() -> None:
+    """More jobs than the workers hold: the rest wait in the pool (cancelled ones are
+    skipped), and a worker's death leaves the waiting ones to its successor."""
+    pool = ParsePool(1)
+    try:
+        jobs = [asyncio.ensure_future(pool.run(_double, i)) for i in range(30)]
+        killer = asyncio.ensure_future(pool.run(_die))
+        more = [asyncio.ensure_future(pool.run(_double, i)) for i in range(30, 40)]
+        await asyncio.sleep(0)
+        jobs[20].cancel()
+        with pytest.raises(BrokenProcessPool):
+            await killer
+        done = await asyncio.gather(*jobs, *more, return_exceptions=True)
+        assert isinstance(done[20], asyncio.CancelledError)
+        for i, value in enumerate(done):
+            assert value == 2 * i or i == 20 or isinstance(value, BrokenProcessPool)
+        # The job after the fatal one may have waited in the dying worker's socket;
+        # those still in the pool's queue went to its successor.
+        assert done[31:] == [2 * i for i in range(31, 40)]
+    finally:
+        pool.shutdown(wait=True)

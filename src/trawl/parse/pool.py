@@ -10,11 +10,14 @@ of ``(id, function, args)``), the worker answers with one frame ``(id, ok, value
 (``value`` the result, or the exception raised), and the crawl process reads the
 answers on its event loop (``asyncio.Protocol``): no thread, no lock.
 
-A job goes to the worker with the fewest jobs in flight (the others wait in its
-socket, in order). A worker that dies (its socket closes) fails the jobs it held
-with ``BrokenProcessPool``, as the executor did; so does ``shutdown`` with
-``cancel_futures``: the parse role then makes a new pool and tries each page once
-more (``parse/role.py``).
+A worker holds at most ``DEPTH`` jobs (one under way, one waiting in its socket so
+that it never idles); the others wait here, in order, as Python objects, and go to
+the first worker with room: the socket's buffer (and the transport's, whose every
+send moves what is left) stays small, and a slow page holds up no other. A worker
+that dies (its socket closes) fails the jobs it held with ``BrokenProcessPool``, as
+the executor did, and another is started in its place; ``shutdown`` with
+``cancel_futures`` fails every job left. The parse role tries each page that failed
+so once more (``parse/role.py``).
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ import asyncio
 import multiprocessing
 import pickle
 import socket
+from collections import deque
 from collections.abc import Callable
 from concurrent.futures.process import BrokenProcessPool
 from multiprocessing.context import BaseContext
@@ -34,6 +38,7 @@ from trawl.parse.worker import HEADER, frame, serve
 __all__ = ["ParsePool"]
 
 T = TypeVar("T")
+DEPTH = 2  # jobs a worker holds: one under way, the next ready in its socket
 
 
 # -- the crawl process's side ----------------------------------------------------------
@@ -42,9 +47,10 @@ T = TypeVar("T")
 class _Worker(asyncio.Protocol):
     """One worker process and its socket, as the event loop sees them."""
 
-    def __init__(self, process: BaseProcess, sock: socket.socket) -> None:
+    def __init__(self, process: BaseProcess, sock: socket.socket, pool: ParsePool) -> None:
         self.process = process
         self.sock = sock
+        self.pool = pool
         self.waiting: dict[int, asyncio.Future[Any]] = {}
         self.transport: asyncio.Transport | None = None
         self._buf = bytearray()
@@ -71,10 +77,12 @@ class _Worker(asyncio.Protocol):
                 future.set_result(value)
             else:
                 future.set_exception(value)
+        self.pool.dispatch()
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.closed = True
         self.fail(BrokenProcessPool("a parse worker ended abruptly"))
+        self.pool.replace_dead()
 
     def fail(self, error: BaseException) -> None:
         waiting, self.waiting = self.waiting, {}
@@ -101,9 +109,12 @@ class ParsePool:
         # typeshed's BaseContext has no Process; every concrete context has.
         self._context: Any = context or multiprocessing.get_context("forkserver")
         self._workers: list[_Worker] = []
+        self._queue: deque[tuple[int, asyncio.Future[Any], Callable[..., Any], tuple[Any, ...]]]
+        self._queue = deque()
         self._next_id = 0
         self._shut = False
         self._starting: asyncio.Lock | None = None
+        self._restart: asyncio.Task[None] | None = None
 
     async def _start(self) -> None:
         """Start workers up to the count (at first, and in place of dead ones)."""
@@ -123,36 +134,63 @@ class ParsePool:
         process.start()
         theirs.close()  # the worker holds its end: its exit closes ours
         _transport, worker = await loop.connect_accepted_socket(
-            lambda: _Worker(process, ours), ours
+            lambda: _Worker(process, ours, self), ours
         )
         self._workers.append(worker)
+
+    def replace_dead(self) -> None:
+        """A worker died: start another (and give it the jobs waiting)."""
+        if self._shut or (self._restart is not None and not self._restart.done()):
+            return
+
+        async def restart() -> None:
+            await self._start()
+            self.dispatch()
+
+        self._restart = asyncio.get_running_loop().create_task(restart())
+
+    def dispatch(self) -> None:
+        """Send waiting jobs to the workers with room."""
+        queue = self._queue
+        while queue:
+            room = [w for w in self._workers if not w.closed and len(w.waiting) < DEPTH]
+            if not room:
+                return
+            worker = min(room, key=lambda w: len(w.waiting))
+            job_id, future, fn, args = queue.popleft()
+            if future.done():  # cancelled while it waited
+                continue
+            worker.waiting[job_id] = future
+            assert worker.transport is not None
+            worker.transport.write(frame((job_id, fn, args)))
 
     async def run(self, fn: Callable[..., T], *args: Any) -> T:
         """``fn(*args)`` in a worker (both picklable); raises what it raised, or
         ``BrokenProcessPool`` when the worker died or the pool was shut down."""
         if self._shut:
             raise BrokenProcessPool("the parse pool is shut down")
-        live = [w for w in self._workers if not w.closed]
-        if len(live) < self._count:
+        if not self._workers:
             await self._start()
-            live = [w for w in self._workers if not w.closed]
-        worker = min(live, key=lambda w: len(w.waiting))
         self._next_id += 1
         job_id = self._next_id
         future: asyncio.Future[T] = asyncio.get_running_loop().create_future()
-        worker.waiting[job_id] = future
-        assert worker.transport is not None
-        worker.transport.write(frame((job_id, fn, args)))
-        try:
-            return await future
-        finally:
-            worker.waiting.pop(job_id, None)
+        self._queue.append((job_id, future, fn, args))
+        self.dispatch()
+        return await future
 
     def shutdown(self, *, wait: bool, cancel_futures: bool = False) -> None:
         """Close every worker's socket (it exits at its end); jobs still in flight
         fail with BrokenProcessPool if ``cancel_futures`` (else they are lost too:
         nobody reads their answers)."""
         self._shut = True
+        if self._restart is not None:
+            self._restart.cancel()
+        if cancel_futures:
+            error = BrokenProcessPool("the parse pool was shut down")
+            while self._queue:
+                future = self._queue.popleft()[1]
+                if not future.done():
+                    future.set_exception(error)
         for worker in self._workers:
             if cancel_futures:
                 worker.fail(BrokenProcessPool("the parse pool was shut down"))
