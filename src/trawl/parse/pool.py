@@ -10,10 +10,11 @@ of ``(id, function, args)``), the worker answers with one frame ``(id, ok, value
 (``value`` the result, or the exception raised), and the crawl process reads the
 answers on its event loop (``asyncio.Protocol``): no thread, no lock.
 
-A worker holds at most ``DEPTH`` jobs (one under way, one waiting in its socket so
-that it never idles); the others wait here, in order, as Python objects, and go to
-the first worker with room: the socket's buffer (and the transport's, whose every
-send moves what is left) stays small, and a slow page holds up no other. A worker
+A worker holds at most ``DEPTH`` jobs (one under way, the next ones waiting in its
+socket, so that it does not idle while the event loop is busy elsewhere); the others
+wait here, in order, as Python objects, and go to the first worker with room: the
+socket's buffer (and the transport's, whose every send moves what is left) stays
+small, and a slow page holds up few others. A worker
 that dies (its socket closes) fails the jobs it held with ``BrokenProcessPool``, as
 the executor did, and another is started in its place; ``shutdown`` with
 ``cancel_futures`` fails every job left. The parse role tries each page that failed
@@ -38,7 +39,7 @@ from trawl.parse.worker import HEADER, frame, serve
 __all__ = ["ParsePool"]
 
 T = TypeVar("T")
-DEPTH = 2  # jobs a worker holds: one under way, the next ready in its socket
+DEPTH = 4  # jobs a worker holds: one under way, the next ones ready in its socket
 
 
 # -- the crawl process's side ----------------------------------------------------------
