@@ -10,7 +10,7 @@ from concurrent.futures.process import BrokenProcessPool
 import pytest
 
 from trawl.parse.page import PageInput, ParseOptions, parse_page
-from trawl.parse.pool import ParsePool
+from trawl.parse.pool import DEPTH, ParsePool
 from trawl.parse.worker import init_worker
 
 
@@ -137,8 +137,9 @@ async def test_jobs_wait_their_turn_and_survive_a_death() -> None:
         assert isinstance(done[20], asyncio.CancelledError)
         for i, value in enumerate(done):
             assert value == 2 * i or i == 20 or isinstance(value, BrokenProcessPool)
-        # The job after the fatal one may have waited in the dying worker's socket;
+        # The jobs after the fatal one may have waited in the dying worker's socket;
         # those still in the pool's queue went to its successor.
-        assert done[31:] == [2 * i for i in range(31, 40)]
+        after = 30 + DEPTH - 1
+        assert done[after:] == [2 * i for i in range(after, 40)]
     finally:
         pool.shutdown(wait=True)
