@@ -93,7 +93,10 @@ STAGES: list[tuple[str, str]] = [
     ("HTTP client", r"trawl/fetch/(http|dns|address|sendcheck)\.py|aiohttp|multidict|yarl"),
     ("fetch stage", r"trawl/fetch/(stage|role)\.py"),
     ("schedule", r"trawl/storage/schedule\.py|trawl/frontier/"),
-    ("parse pool, pickling", r"concurrent/futures|multiprocessing|pickle"),
+    (
+        "parse pool, pickling",
+        r"trawl/parse/(pool|worker)\.py|concurrent/futures|multiprocessing|pickle",
+    ),
     ("run loop", r"trawl/crawl\.py|asyncio/"),
     ("start-up (imports)", r"<module> \(|importlib"),
 ]
