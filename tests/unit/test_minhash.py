@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import random
+from typing import Any
 
 import numpy as np
 import pytest
@@ -48,7 +49,21 @@ def test_bad_parameters() -> None:
 
 # -- the native path (_minhash.c) against the numpy path ---------------------------------
 
-_native = pytest.importorskip("trawl._native", reason="the C module is not built")
+
+@pytest.fixture
+def native() -> Any:
+    return pytest.importorskip("trawl._native", reason="the C module is not built")
+
+
+def _built() -> bool:
+    try:
+        import trawl._native  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+needs_native = pytest.mark.skipif(not _built(), reason="the C module is not built")
 
 
 def _both(
@@ -59,12 +74,14 @@ def _both(
     return native, numpy_path
 
 
+@needs_native
 def test_native_is_the_numpy_path_on_articles() -> None:
     for seed in range(5):
         native, numpy_path = _both(_article(seed))
         assert native is not None and native == numpy_path
 
 
+@needs_native
 @pytest.mark.parametrize("length", [*range(0, 260), 500, 4000])
 def test_native_token_hash_at_every_length(length: int) -> None:
     """XXH3's short paths (0-3, 4-8, 9-16, 17-128, 129-240 bytes) and the long one
@@ -77,6 +94,7 @@ def test_native_token_hash_at_every_length(length: int) -> None:
             assert native == numpy_path
 
 
+@needs_native
 @given(
     st.text(max_size=3000),
     st.integers(1, 8),
@@ -96,14 +114,14 @@ def test_native_setting_survives_pickling() -> None:
     assert again == m and again.native is False and again.perms == 64
 
 
-def test_minima_over_given_hashes() -> None:
+def test_minima_over_given_hashes(native: Any) -> None:
     rng = np.random.default_rng(3)
     x = rng.integers(0, 2**63, 1000, dtype=np.uint64)
     a = rng.integers(0, 2**63, 37, dtype=np.uint64) * np.uint64(2) + np.uint64(1)
     b = rng.integers(0, 2**63, 37, dtype=np.uint64)
     expected = ((a[:, None] * x[None, :] + b[:, None]).min(axis=1) >> np.uint64(32)).astype("<u4")
-    assert _native.minima(x, a, b) == expected.tobytes()
+    assert native.minima(x, a, b) == expected.tobytes()
     with pytest.raises(ValueError, match="differ in length"):
-        _native.minima(x, a, b[:3])
+        native.minima(x, a, b[:3])
     with pytest.raises(ValueError, match="whole number"):
-        _native.minima(b"abc", a, b)
+        native.minima(b"abc", a, b)
