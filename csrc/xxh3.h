@@ -1,6 +1,10 @@
 /* XXH3-64 with seed 0 for inputs up to 240 bytes: xxhash.h 0.8's short paths, the
  * same values as the xxhash package's xxh3_64_intdigest (tested at every length).
- * Longer inputs are hashed by the caller with the xxhash package. */
+ * Longer inputs are hashed by the caller with the xxhash package.
+ *
+ * Derived from xxHash (https://github.com/Cyan4973/xxHash), BSD 2-Clause License,
+ * Copyright (C) 2012-2023 Yann Collet: redistributions of source code must retain
+ * this copyright notice, this list of conditions and the following disclaimer. */
 #ifndef TRAWL_XXH3_H
 #define TRAWL_XXH3_H
 
