@@ -25,7 +25,7 @@ rules again after ``refresh`` seconds, so what one learns the others apply.
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import TypeVar
 
@@ -101,19 +101,28 @@ class _Recent:
 
 
 class _Host:
-    __slots__ = ("active", "loaded_at", "rules")
+    __slots__ = ("active", "learning", "loaded_at", "rules")
 
     def __init__(self, rules: Iterable[UrlRule], now: float) -> None:
-        self.rules = {r.key: r for r in rules}
-        self.active = {k: r for k, r in self.rules.items() if r.state is RuleState.ACTIVE}
+        self.rules: dict[str, UrlRule] = {}
+        self.active: dict[str, UrlRule] = {}
+        # Candidates with evidence that may yet be applied (what deferral looks at).
+        self.learning: dict[str, UrlRule] = {}
+        for r in rules:
+            self.put(r)
         self.loaded_at = now
 
     def put(self, rule: UrlRule) -> None:
-        self.rules[rule.key] = rule
+        key = rule.key
+        self.rules[key] = rule
         if rule.state is RuleState.ACTIVE:
-            self.active[rule.key] = rule
+            self.active[key] = rule
         else:
-            self.active.pop(rule.key, None)
+            self.active.pop(key, None)
+        if rule.state is RuleState.CANDIDATE and rule.pages and ur.can_apply(key):
+            self.learning[key] = rule
+        else:
+            self.learning.pop(key, None)
 
 
 class Equivalences:
@@ -179,6 +188,16 @@ class Equivalences:
         recent = self._recent.get(host)
         return None if recent is None else recent.forms.get(url)
 
+    def learning(self, host: str) -> Mapping[str, UrlRule]:
+        """The host's rules still learning that may be applied once they have seen
+        enough (candidates with evidence of a page at least), by key."""
+        return self._host(host).learning
+
+    def parsed(self, host: str, url: str) -> bool:
+        """Whether ``url`` of ``host`` was parsed recently (its page is known)."""
+        recent = self._recent.get(host)
+        return recent is not None and url in recent.pages
+
     def rewritten(self, rewrites: list[Rewrite]) -> None:
         """Count and keep what admission rewrote (one entry per rule and URL)."""
         counts: dict[tuple[str, str], int] = {}
@@ -198,6 +217,9 @@ class Equivalences:
                 h.put(replace(rule, rewrites=rule.rewrites + n))
         if kept:
             self._store.log(kept)
+
+    def rule(self, host: str, key: str) -> UrlRule | None:
+        return self._host(host).rules.get(key)
 
     def rules(self, host: str) -> list[UrlRule]:
         return [self._host(host).rules[k] for k in sorted(self._host(host).rules)]

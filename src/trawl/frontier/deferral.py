@@ -1,0 +1,161 @@
+"""Deferral of probable spellings: fetch a host's other URLs before a likely copy.
+
+A learned equivalence (``frontier/equivalences.py``) is applied only after enough
+pages showed it; until then every spelling its host links is a URL like any other,
+and each one fetched before the rule is learned is a request for a page the crawl
+has (or will have). Deferral spends those requests last.
+
+A URL is a *probable spelling* when it is a URL its host has (in the frontier, in the
+same batch of links, or parsed recently) with one spelling more
+(``dedup/urlrules.features``), by a rule that may still be learned: a candidate with
+evidence of a page at least and no counterexample (one that may be applied: never
+``param:NAME`` of a name that chooses pages), or, with no record at all yet, a
+parameter whose name does not usually choose the page (``ref``, ``sessionid``). A rule
+learns from pairs of spellings, so a few probable spellings go as usual, *teachers*:
+ones whose URL without the spelling was parsed already (their own parse makes a pair),
+while the rule has fewer teachers on their way (admitted, not parsed yet) than the
+pairs it lacks and one spare, at most one a rule per batch of links (a page's links
+share its session id). Every other probable spelling is deferred:
+
+- at admission (``Admission.offer``), it is *admitted as usual*, its key in the
+  deferred band (``ranking.deferred_key``): it goes after every other URL of its host,
+  and its host after hosts with other work;
+- at its lease (``Admission.respelled``), a URL admitted before its rule existed is
+  given back with its key moved into the band (``Frontier.requeue(defer=True)``, one
+  step of the store), nothing sent, the host's turn not used.
+
+When the host's queue reaches it the rule has usually been applied, and the fetch stage
+finishes it as skipped at its lease (nothing sent either). If the rule never is (it
+stays short of evidence, or is refuted), the deferred URL is fetched like any other:
+no page is missed, only fetched later.
+
+Crash-safe by construction: the decision is the key the frontier stores with the URL,
+nothing else. Nothing is held back in memory that the store does not have, so a kill
+-9, a full disk or a resume loses nothing; what is only in memory (the recently parsed
+URLs, the teachers on their way) decides whether to defer, never whether a URL is
+kept.
+
+Never deferred: seeds and redirect targets (admitted with ``Candidate.rewrite`` false,
+or ``named``, and never looked at at their lease: depth 0, or ``via``), revisits (they
+do not pass admission, are never looked at at their lease, and ``Frontier.revisit``
+takes a key out of the band), and the URLs a refuted rule gives back (admitted with
+``rewrite`` false, or queued again as a revisit; the refuted rule defers nothing).
+Counted under ``equivalence:deferred`` (at admission and at lease).
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Container
+
+from trawl import urls
+from trawl.dedup import urlrules as ur
+from trawl.frontier.equivalences import Equivalences
+from trawl.storage.base import Frontier
+
+__all__ = ["Deferral"]
+
+SPARE = 1  # teachers on their way beyond what a rule lacks (one may teach nothing)
+PATIENCE = 60.0  # seconds a teacher not parsed yet counts as on its way
+MAX_HOSTS = 10_000  # hosts whose teachers are remembered (the least recent forgotten)
+MAX_KEYS = 64  # rules a host's teachers are remembered for (the oldest forgotten)
+
+
+class Deferral:
+    """Which links to admit deferred (``decide``)."""
+
+    def __init__(
+        self,
+        equivalences: Equivalences,
+        frontier: Frontier,
+        *,
+        spare: int = SPARE,
+        patience: float = PATIENCE,
+        max_hosts: int = MAX_HOSTS,
+    ) -> None:
+        self._eq = equivalences
+        self._frontier = frontier
+        self._spare = spare
+        self._patience = patience
+        self._max_hosts = max_hosts
+        # host -> rule key -> the teachers admitted for it: (URL, when).
+        self._teachers: OrderedDict[str, dict[str, list[tuple[str, float]]]] = OrderedDict()
+
+    def decide(
+        self, url: str, host: str, batch: Container[str], *, now: float, taught: set[str]
+    ) -> str | None:
+        """The key of the rule ``url`` (of ``host``, as admission spells it) is deferred
+        for; None to admit it as usual (no such rule, or a teacher). ``batch``: the
+        URLs offered with it; ``taught``: the ``host key`` of the rules that had a
+        teacher in this batch already (updated)."""
+        eq = self._eq
+        learning = eq.learning(host)
+        if not learning and "?" not in url:
+            return None  # the usual case: nothing to look at, no work at all
+        keys: list[str] = []  # rules that pair it with a URL the host has
+        teach: list[str] = []  # ... with a URL parsed already
+        for f in ur.features(url):
+            if f.key not in learning and not self._unheard(host, f.key):
+                continue
+            if eq.parsed(host, f.base):
+                teach.append(f.key)
+            elif f.base not in batch and not self._known(f.base, host):
+                continue
+            keys.append(f.key)
+        if not keys:
+            return None
+        for key in teach:
+            name = f"{host} {key}"
+            if self._on_its_way(host, key, url):
+                return None  # a teacher admitted as such, now leased
+            if name not in taught and self._wants_teacher(host, key, now):
+                taught.add(name)
+                self._teach(host, teach, url, now)
+                return None
+        return keys[0]
+
+    def _unheard(self, host: str, key: str) -> bool:
+        """A rule with no record yet, of a parameter whatever its value, whose name
+        does not usually choose the page (``ref``, ``sessionid``): a parameter a link
+        adds to a URL the host has is, until a pair says otherwise, likely a copy. (A
+        path spelling, an /amp/ or a trailing slash, waits for evidence: the order in
+        which a host's rules are learned decides the form each one keeps.)"""
+        if not key.startswith("param:") or "=" in key or ur.chooses(key):
+            return False
+        return self._eq.rule(host, key) is None
+
+    def _known(self, url: str, host: str) -> bool:
+        return self._frontier.lookup(url, host, urls.fingerprint(url)) is not None
+
+    def _on_its_way(self, host: str, key: str, url: str) -> bool:
+        rules = self._teachers.get(host)
+        return rules is not None and any(u == url for u, _at in rules.get(key, ()))
+
+    def _wants_teacher(self, host: str, key: str, now: float) -> bool:
+        """Whether the rule has fewer teachers on their way (admitted, not parsed yet,
+        within ``patience``) than it lacks pairs, and the spare."""
+        rule = self._eq.learning(host).get(key)
+        if rule is None:  # unheard of yet
+            rule = ur.UrlRule(host, key)
+        need = ur.wanted(rule, self._eq.thresholds)
+        rules = self._teachers.get(host)
+        going = [] if rules is None else rules.get(key, [])
+        if going:
+            going[:] = [
+                (u, at)
+                for u, at in going
+                if now - at < self._patience and not self._eq.parsed(host, u)
+            ]
+        return len(going) < need + self._spare
+
+    def _teach(self, host: str, keys: list[str], url: str, now: float) -> None:
+        rules = self._teachers.get(host)
+        if rules is None:
+            rules = self._teachers[host] = {}
+            if len(self._teachers) > self._max_hosts:
+                self._teachers.popitem(last=False)
+        self._teachers.move_to_end(host)
+        for key in dict.fromkeys(keys):
+            rules.setdefault(key, []).append((url, now))
+            if len(rules) > MAX_KEYS:
+                del rules[next(iter(rules))]
