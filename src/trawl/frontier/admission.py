@@ -43,6 +43,7 @@ from trawl.storage.base import Frontier
 BLOCKED = "host blocked"
 UNLIMITED = 1 << 53  # a host override's budget 0: no limit
 MAX_SEED_PRIORITY = 1e6
+DEFER_WAIT = 1.0  # seconds a deferred URL whose rule is about to be learned waits again
 
 
 class CounterSink(Protocol):
@@ -203,6 +204,7 @@ class Admission:
         deferral = self._deferral
         offered: set[str] | None = None  # the batch's URLs, for deferral (when needed)
         taught: set[str] = set()  # rules that had a teacher in this batch
+        teachers: dict[int, tuple[str, list[str]]] = {}  # fp -> its host, the rules it teaches
         for c in offers:
             url = c.url
             if not normalised:
@@ -247,8 +249,11 @@ class Admission:
             if deferral is not None and c.rewrite and not c.named and c.depth > 0:
                 if offered is None:
                     offered = {o.url for o in offers}
-                if deferral.decide(url, host, offered, now=now, taught=taught) is not None:
+                verdict = deferral.decide(url, host, offered, now=now, taught=taught)
+                if verdict.defer is not None:
                     key = deferred_key(key)
+                elif verdict.teach:
+                    teachers[fp] = (host, verdict.teach)
             batch.append(
                 NewUrl(
                     url=url,
@@ -271,7 +276,11 @@ class Admission:
         self._counters.add("links:seen", seen)
         self._counters.add("links:new", len(result.added))
         if deferral is not None and result.added:
-            n = sum(1 for u in result.added if is_deferred(u.priority))
+            n = 0
+            for u in result.added:
+                n += is_deferred(u.priority)
+                if (taught_by := teachers.get(u.fp)) is not None:
+                    deferral.teach(taught_by[0], taught_by[1], u.url, now=now)
             if n:
                 self._counters.add("equivalence:deferred", n)
         if eq is not None and rewrites:
@@ -320,11 +329,22 @@ class Admission:
 
     def _defer(self, lease: Lease, *, now: float) -> str | None:
         """Give a probable spelling back deferred (in the frontier's one step), unless
-        it is deferred already (its turn came: it is fetched) or a teacher."""
+        it is a teacher. A deferred URL whose turn came is fetched, unless its rule
+        has teachers on their way: then it waits ``DEFER_WAIT`` more (the host with
+        it: only deferred URLs are left in its queue), nothing sent either."""
         deferral = self._deferral
-        if deferral is None or is_deferred(lease.priority):
+        if deferral is None:
             return None
-        if deferral.decide(lease.url, lease.host, (), now=now, taught=set()) is None:
+        if is_deferred(lease.priority):
+            if not deferral.waits(lease.url, lease.host, now=now):
+                return None
+            self._frontier.requeue(lease, host_ready_at=now + DEFER_WAIT)
+            self._counters.add("equivalence:waited")
+            return lease.url
+        verdict = deferral.decide(lease.url, lease.host, (), now=now, taught=set())
+        if verdict.defer is None:
+            if verdict.teach:
+                deferral.teach(lease.host, verdict.teach, lease.url, now=now)
             return None
         self._frontier.requeue(lease, host_ready_at=now, defer=True)
         self._counters.add("equivalence:deferred")

@@ -47,18 +47,32 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Container
+from dataclasses import dataclass, field
 
 from trawl import urls
 from trawl.dedup import urlrules as ur
 from trawl.frontier.equivalences import Equivalences
+from trawl.models import UrlStatus
+from trawl.ranking import is_deferred
 from trawl.storage.base import Frontier
 
-__all__ = ["Deferral"]
+__all__ = ["Deferral", "Verdict"]
 
 SPARE = 1  # teachers on their way beyond what a rule lacks (one may teach nothing)
 PATIENCE = 60.0  # seconds a teacher not parsed yet counts as on its way
 MAX_HOSTS = 10_000  # hosts whose teachers are remembered (the least recent forgotten)
+# A teacher still on its way: to be fetched, or fetched and waiting for the parse stage.
+_OWED = frozenset({UrlStatus.QUEUED, UrlStatus.IN_FLIGHT, UrlStatus.WAITING, UrlStatus.FETCHED})
 MAX_KEYS = 64  # rules a host's teachers are remembered for (the oldest forgotten)
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """What to do with a URL: defer it (for the rule ``defer``), or let it teach the
+    rules ``teach``; neither: it is no probable spelling."""
+
+    defer: str | None = None
+    teach: list[str] = field(default_factory=list)
 
 
 class Deferral:
@@ -83,36 +97,70 @@ class Deferral:
 
     def decide(
         self, url: str, host: str, batch: Container[str], *, now: float, taught: set[str]
-    ) -> str | None:
-        """The key of the rule ``url`` (of ``host``, as admission spells it) is deferred
-        for; None to admit it as usual (no such rule, or a teacher). ``batch``: the
-        URLs offered with it; ``taught``: the ``host key`` of the rules that had a
+    ) -> Verdict:
+        """Whether ``url`` (of ``host``, as admission spells it) is deferred, or a
+        teacher (to be recorded with ``teach`` once admitted or leased). ``batch``:
+        the URLs offered with it; ``taught``: the ``host key`` of the rules that had a
         teacher in this batch already (updated)."""
+        keys, teach = self._pairs(url, host, batch)
+        if not keys:
+            return Verdict()
+        wanted = self._teaches(url, host, teach, now=now, taught=taught)
+        return Verdict(teach=wanted) if wanted else Verdict(defer=keys[0])
+
+    def waits(self, url: str, host: str, *, now: float) -> bool:
+        """Whether a deferred URL whose turn came waits a little more: while its rule
+        still learns and has teachers on their way (their parse may apply it); not
+        when it may teach itself (then it is a teacher), nor when no teacher is on its
+        way (a teacher's parse lost, or late past ``patience``: it is fetched)."""
+        keys, teach = self._pairs(url, host, ())
+        if not keys:
+            return False
+        wanted = self._teaches(url, host, teach, now=now, taught=None)
+        if wanted:
+            self.teach(host, wanted, url, now=now)
+            return False
+        return any(self._going(host, key, now, ask=True) for key in keys)
+
+    def _pairs(self, url: str, host: str, batch: Container[str]) -> tuple[list[str], list[str]]:
+        """The rules that may be learned by which ``url`` is a URL the host has with
+        one spelling more, and those of them by which that URL was parsed already."""
         eq = self._eq
         learning = eq.learning(host)
         if not learning and "?" not in url:
-            return None  # the usual case: nothing to look at, no work at all
-        keys: list[str] = []  # rules that pair it with a URL the host has
-        teach: list[str] = []  # ... with a URL parsed already
+            return [], []  # the usual case: nothing to look at, no work at all
+        keys: list[str] = []
+        teach: list[str] = []
         for f in ur.features(url):
-            if f.key not in learning and not self._unheard(host, f.key):
+            rule = learning.get(f.key)
+            if rule is None and not self._unheard(host, f.key):
+                continue
+            if rule is not None and f.key == "slash" and not _away(rule, url):
                 continue
             if eq.parsed(host, f.base):
                 teach.append(f.key)
             elif f.base not in batch and not self._known(f.base, host):
                 continue
             keys.append(f.key)
-        if not keys:
-            return None
+        return keys, teach
+
+    def _teaches(
+        self, url: str, host: str, teach: list[str], *, now: float, taught: set[str] | None
+    ) -> list[str]:
+        """The rules ``url`` is to teach (all of ``teach``, or none): it was admitted
+        as their teacher, or one of them wants one more (once a rule a batch)."""
+        for key in teach:
+            if any(u == url for u, _at in self._going(host, key, now)):
+                return teach  # a teacher admitted as such, now leased
         for key in teach:
             name = f"{host} {key}"
-            if self._on_its_way(host, key, url):
-                return None  # a teacher admitted as such, now leased
-            if name not in taught and self._wants_teacher(host, key, now):
-                taught.add(name)
-                self._teach(host, teach, url, now)
-                return None
-        return keys[0]
+            if taught is not None and name in taught:
+                continue
+            if self._wants_teacher(host, key, now):
+                if taught is not None:
+                    taught.add(name)
+                return teach
+        return []
 
     def _unheard(self, host: str, key: str) -> bool:
         """A rule with no record yet, of a parameter whatever its value, whose name
@@ -127,28 +175,45 @@ class Deferral:
     def _known(self, url: str, host: str) -> bool:
         return self._frontier.lookup(url, host, urls.fingerprint(url)) is not None
 
-    def _on_its_way(self, host: str, key: str, url: str) -> bool:
+    def _going(
+        self, host: str, key: str, now: float, *, ask: bool = False
+    ) -> list[tuple[str, float]]:
+        """The rule's teachers on their way: admitted, not parsed yet, not older than
+        ``patience`` (the others are forgotten). ``ask``: the frontier too, whether
+        each is still owed a fetch or its parse (a page whose rel=canonical is
+        elsewhere is parsed, but not remembered as a page by the equivalences)."""
         rules = self._teachers.get(host)
-        return rules is not None and any(u == url for u, _at in rules.get(key, ()))
+        going = None if rules is None else rules.get(key)
+        if not going:
+            return []
+        parsed = self._eq.parsed
+        going[:] = [
+            (u, at)
+            for u, at in going
+            if now - at < self._patience
+            and not parsed(host, u)
+            and (not ask or self._owed(u, host))
+        ]
+        return going
+
+    def _owed(self, url: str, host: str) -> bool:
+        record = self._frontier.lookup(url, host, urls.fingerprint(url))
+        if record is None or record.status not in _OWED:
+            return False
+        # Queued deferred, it comes after the URL that would wait for it: not owed.
+        return record.status is not UrlStatus.QUEUED or not is_deferred(record.priority)
 
     def _wants_teacher(self, host: str, key: str, now: float) -> bool:
-        """Whether the rule has fewer teachers on their way (admitted, not parsed yet,
-        within ``patience``) than it lacks pairs, and the spare."""
+        """Whether the rule has fewer teachers on their way than it lacks pairs, and
+        the spare."""
         rule = self._eq.learning(host).get(key)
         if rule is None:  # unheard of yet
             rule = ur.UrlRule(host, key)
         need = ur.wanted(rule, self._eq.thresholds)
-        rules = self._teachers.get(host)
-        going = [] if rules is None else rules.get(key, [])
-        if going:
-            going[:] = [
-                (u, at)
-                for u, at in going
-                if now - at < self._patience and not self._eq.parsed(host, u)
-            ]
-        return len(going) < need + self._spare
+        return len(self._going(host, key, now)) < need + self._spare
 
-    def _teach(self, host: str, keys: list[str], url: str, now: float) -> None:
+    def teach(self, host: str, keys: list[str], url: str, *, now: float) -> None:
+        """Record ``url`` as a teacher of the rules ``keys`` (admitted, or leased)."""
         rules = self._teachers.get(host)
         if rules is None:
             rules = self._teachers[host] = {}
@@ -159,3 +224,14 @@ class Deferral:
             rules.setdefault(key, []).append((url, now))
             if len(rules) > MAX_KEYS:
                 del rules[next(iter(rules))]
+
+
+def _away(rule: ur.UrlRule, url: str) -> bool:
+    """Whether ``url`` has the trailing-slash form the host's kept pages use less (the
+    form the rule, once applied, will rewrite): only that one is deferred, so that
+    the first of two forms fetched, the one kept, is the host's usual one. No form
+    while the votes are even."""
+    with_slash, without = rule.votes
+    if with_slash == without:
+        return False
+    return url.partition("?")[0].endswith("/") == (without > with_slash)
