@@ -341,7 +341,7 @@ class Admission:
             self._frontier.requeue(lease, host_ready_at=now + DEFER_WAIT)
             self._counters.add("equivalence:waited")
             return lease.url
-        verdict = deferral.decide(lease.url, lease.host, (), now=now, taught=set())
+        verdict = deferral.decide(lease.url, lease.host, (), now=now, taught=set(), look=True)
         if verdict.defer is None:
             if verdict.teach:
                 deferral.teach(lease.host, verdict.teach, lease.url, now=now)

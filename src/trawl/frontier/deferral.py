@@ -96,13 +96,21 @@ class Deferral:
         self._teachers: OrderedDict[str, dict[str, list[tuple[str, float]]]] = OrderedDict()
 
     def decide(
-        self, url: str, host: str, batch: Container[str], *, now: float, taught: set[str]
+        self,
+        url: str,
+        host: str,
+        batch: Container[str],
+        *,
+        now: float,
+        taught: set[str],
+        look: bool = False,
     ) -> Verdict:
         """Whether ``url`` (of ``host``, as admission spells it) is deferred, or a
         teacher (to be recorded with ``teach`` once admitted or leased). ``batch``:
         the URLs offered with it; ``taught``: the ``host key`` of the rules that had a
-        teacher in this batch already (updated)."""
-        keys, teach = self._pairs(url, host, batch)
+        teacher in this batch already (updated); ``look``: ask the frontier too (at a
+        lease; see ``_pairs``)."""
+        keys, teach = self._pairs(url, host, batch, look=look)
         if not keys:
             return Verdict()
         wanted = self._teaches(url, host, teach, now=now, taught=taught)
@@ -122,12 +130,17 @@ class Deferral:
             return False
         return any(self._going(host, key, now, ask=True) for key in keys)
 
-    def _pairs(self, url: str, host: str, batch: Container[str]) -> tuple[list[str], list[str]]:
+    def _pairs(
+        self, url: str, host: str, batch: Container[str], *, look: bool = True
+    ) -> tuple[list[str], list[str]]:
         """The rules that may be learned by which ``url`` is a URL the host has with
-        one spelling more, and those of them by which that URL was parsed already."""
+        one spelling more, and those of them by which that URL was parsed already.
+        ``look``: ask the frontier whether it has the URL without the spelling (not
+        for every link a page has: most are known already, their keys stay as they
+        are; at a lease, once a URL)."""
         eq = self._eq
         learning = eq.learning(host)
-        if not learning and "?" not in url:
+        if "?" not in url and not any(not k.startswith("param:") for k in learning):
             return [], []  # the usual case: nothing to look at, no work at all
         keys: list[str] = []
         teach: list[str] = []
@@ -139,7 +152,7 @@ class Deferral:
                 continue
             if eq.parsed(host, f.base):
                 teach.append(f.key)
-            elif f.base not in batch and not self._known(f.base, host):
+            elif f.base not in batch and not (look and self._known(f.base, host)):
                 continue
             keys.append(f.key)
         return keys, teach
