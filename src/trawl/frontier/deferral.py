@@ -218,7 +218,10 @@ class Deferral:
 
     def _wants_teacher(self, host: str, key: str, now: float) -> bool:
         """Whether the rule has fewer teachers on their way than it lacks pairs, and
-        the spare."""
+        the spare. Not one value of a parameter whose every value may be dropped: its
+        teachers teach the parameter (``param:sid``, not ``param:sid=7``)."""
+        if "=" in key and not ur.chooses(key):
+            return False
         rule = self._eq.learning(host).get(key)
         if rule is None:  # unheard of yet
             rule = ur.UrlRule(host, key)
@@ -234,7 +237,9 @@ class Deferral:
                 self._teachers.popitem(last=False)
         self._teachers.move_to_end(host)
         for key in dict.fromkeys(keys):
-            rules.setdefault(key, []).append((url, now))
+            going = rules.setdefault(key, [])
+            if all(u != url for u, _at in going):  # once (admitted, then leased)
+                going.append((url, now))
             if len(rules) > MAX_KEYS:
                 del rules[next(iter(rules))]
 
