@@ -43,9 +43,10 @@ class World:
         """``url`` was parsed: an exact duplicate of the kept page ``kept``."""
         self.eq.observe(Observation(HOST, url, kept, kept))
 
-    def admit(self, *links: str, **options: bool) -> list[str]:
+    def admit(self, *links: str, rewrite: bool = True, named: bool = False) -> list[str]:
         result = self.admission.offer(
-            [Candidate(u, depth=1, **options) for u in links], now=self.clock.now()
+            [Candidate(u, depth=1, rewrite=rewrite, named=named) for u in links],
+            now=self.clock.now(),
         )
         return [u.url for u in result.added]
 
