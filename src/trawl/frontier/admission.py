@@ -22,7 +22,7 @@ what a known URL still to be fetched gains. A seed line may end with a priority:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -202,7 +202,7 @@ class Admission:
         ranker = self._ranker
         opic = ranker.opic
         deferral = self._deferral
-        offered: set[str] | None = None  # the batch's URLs, for deferral (when needed)
+        offered = _Batch(offers)  # the batch's URLs, for deferral (made if asked)
         taught: set[str] = set()  # rules that had a teacher in this batch
         teachers: dict[int, tuple[str, list[str]]] = {}  # fp -> its host, the rules it teaches
         for c in offers:
@@ -247,8 +247,6 @@ class Admission:
             fp = urls.fingerprint(url)
             key = ranker.key(host, c.depth if c.priority is None else c.priority, cash)
             if deferral is not None and c.rewrite and not c.named and c.depth > 0:
-                if offered is None:
-                    offered = {o.url for o in offers}
                 verdict = deferral.decide(url, host, offered, now=now, taught=taught)
                 if verdict.defer is not None:
                     key = deferred_key(key)
@@ -453,3 +451,19 @@ class Admission:
             self._counters.add(f"sitemap:files refused:{reason}", n)
         self._counters.add("sitemap:files queued", len(result.added))
         return AddResult(result.added, seen=result.seen, dropped=dropped)
+
+
+class _Batch:
+    """The URLs of a batch of candidates, as a set made the first time it is asked
+    (deferral asks only about URLs with a spelling learning, often never)."""
+
+    __slots__ = ("_offers", "_urls")
+
+    def __init__(self, offers: Sequence[Candidate]) -> None:
+        self._offers = offers
+        self._urls: set[str] | None = None
+
+    def __contains__(self, url: object) -> bool:
+        if self._urls is None:
+            self._urls = {c.url for c in self._offers}
+        return url in self._urls
