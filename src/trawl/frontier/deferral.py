@@ -3,44 +3,54 @@
 A learned equivalence (``frontier/equivalences.py``) is applied only after enough
 pages showed it; until then every spelling its host links is a URL like any other,
 and each one fetched before the rule is learned is a request for a page the crawl
-has (or will have). Deferral spends those requests last.
+has (or will have). The parse stage runs behind the fetch stage, so without deferral
+a host's session-id links could all be fetched before their first pair was parsed.
+Deferral spends those requests last, when the rule has usually been learned.
 
-A URL is a *probable spelling* when it is a URL its host has (in the frontier, in the
-same batch of links, or parsed recently) with one spelling more
-(``dedup/urlrules.features``), by a rule that may still be learned: a candidate with
-evidence of a page at least and no counterexample (one that may be applied: never
-``param:NAME`` of a name that chooses pages), or, with no record at all yet, a
-parameter whose name does not usually choose the page (``ref``, ``sessionid``). A rule
-learns from pairs of spellings, so a few probable spellings go as usual, *teachers*:
-ones whose URL without the spelling was parsed already (their own parse makes a pair),
-while the rule has fewer teachers on their way (admitted, not parsed yet) than the
-pairs it lacks and one spare, at most one a rule per batch of links (a page's links
-share its session id). Every other probable spelling is deferred:
+A URL is a *probable spelling* when it pairs with a URL its host has by one spelling
+(``dedup/urlrules.features``): it is that URL with one spelling more (the URL without
+it parsed recently, in the same batch of links, or, at its lease, in the frontier),
+or with one spelling less (a spelling of it was parsed: its page was fetched under
+that spelling first); and the rule of that spelling may still be learned: a candidate
+with evidence of a page at least and no counterexample (one that may be applied:
+never ``param:NAME`` of a name that chooses pages), or, with no record yet, a
+parameter whose name does not usually choose the page (``ref``, ``sessionid``). The
+trailing slash counts only away from the form the host's kept pages use more (the
+form fetched first is the one kept, and voted for).
+
+A rule learns from pairs, so a few probable spellings go as usual, *teachers*: ones
+whose other URL was parsed already (their own parse makes a pair), while the rule has
+fewer teachers on their way (admitted, not parsed yet, at most ``patience`` ago) than
+the pairs it lacks and one spare, one a rule per batch of links (a page's links share
+its session id); one value of a parameter that may be dropped whatever its value
+teaches nothing of its own. Every other probable spelling is deferred:
 
 - at admission (``Admission.offer``), it is *admitted as usual*, its key in the
   deferred band (``ranking.deferred_key``): it goes after every other URL of its host,
   and its host after hosts with other work;
-- at its lease (``Admission.respelled``), a URL admitted before its rule existed is
+- at its lease (``Admission.respelled``), a URL admitted before it looked like one is
   given back with its key moved into the band (``Frontier.requeue(defer=True)``, one
   step of the store), nothing sent, the host's turn not used.
 
-When the host's queue reaches it the rule has usually been applied, and the fetch stage
-finishes it as skipped at its lease (nothing sent either). If the rule never is (it
-stays short of evidence, or is refuted), the deferred URL is fetched like any other:
-no page is missed, only fetched later.
+When its turn comes the rule has usually been applied, and the fetch stage finishes
+it as skipped at its lease (nothing sent either). If the rule still learns and has
+teachers on their way, it waits ``Admission``'s ``DEFER_WAIT`` more (given back with
+its host's next time: only deferred URLs are left in that host's queue); otherwise it
+is fetched like any URL (it teaches in turn): no page is missed, only fetched later.
 
 Crash-safe by construction: the decision is the key the frontier stores with the URL,
 nothing else. Nothing is held back in memory that the store does not have, so a kill
 -9, a full disk or a resume loses nothing; what is only in memory (the recently parsed
-URLs, the teachers on their way) decides whether to defer, never whether a URL is
-kept.
+URLs, the teachers on their way) decides whether to defer or wait, never whether a
+URL is kept.
 
 Never deferred: seeds and redirect targets (admitted with ``Candidate.rewrite`` false,
 or ``named``, and never looked at at their lease: depth 0, or ``via``), revisits (they
 do not pass admission, are never looked at at their lease, and ``Frontier.revisit``
 takes a key out of the band), and the URLs a refuted rule gives back (admitted with
 ``rewrite`` false, or queued again as a revisit; the refuted rule defers nothing).
-Counted under ``equivalence:deferred`` (at admission and at lease).
+Counted under ``equivalence:deferred`` (at admission and at lease) and
+``equivalence:waited``.
 """
 
 from __future__ import annotations
@@ -134,7 +144,8 @@ class Deferral:
         self, url: str, host: str, batch: Container[str], *, look: bool = True
     ) -> tuple[list[str], list[str]]:
         """The rules that may be learned by which ``url`` is a URL the host has with
-        one spelling more, and those of them by which that URL was parsed already.
+        one spelling more, or with one spelling less (a spelling of it was parsed), and
+        those of them by which that other URL was parsed already.
         ``look``: ask the frontier whether it has the URL without the spelling (not
         for every link a page has: most are known already, their keys stay as they
         are; at a lease, once a URL)."""
@@ -155,6 +166,15 @@ class Deferral:
             elif f.base not in batch and not (look and self._known(f.base, host)):
                 continue
             keys.append(f.key)
+        # The other way round: a spelling of it was parsed (fetched before it was known).
+        for key in eq.spellings_of(host, url):
+            rule = learning.get(key)
+            if rule is None and not self._unheard(host, key):
+                continue
+            if rule is not None and key == "slash" and not _away(rule, url):
+                continue
+            teach.append(key)
+            keys.append(key)
         return keys, teach
 
     def _teaches(

@@ -104,25 +104,20 @@ class _Host:
     __slots__ = ("active", "learning", "loaded_at", "rules")
 
     def __init__(self, rules: Iterable[UrlRule], now: float) -> None:
-        self.rules: dict[str, UrlRule] = {}
-        self.active: dict[str, UrlRule] = {}
-        # Candidates with evidence that may yet be applied (what deferral looks at).
-        self.learning: dict[str, UrlRule] = {}
-        for r in rules:
-            self.put(r)
+        self.rules = {r.key: r for r in rules}
+        self.active = {k: r for k, r in self.rules.items() if r.state is RuleState.ACTIVE}
+        self.learning = {k: r for k, r in self.rules.items() if _learning(r)}  # deferral's
         self.loaded_at = now
 
     def put(self, rule: UrlRule) -> None:
         key = rule.key
         self.rules[key] = rule
+        self.active.pop(key, None)
+        self.learning.pop(key, None)
         if rule.state is RuleState.ACTIVE:
             self.active[key] = rule
-        else:
-            self.active.pop(key, None)
-        if rule.state is RuleState.CANDIDATE and rule.pages and ur.can_apply(key):
+        elif _learning(rule):
             self.learning[key] = rule
-        else:
-            self.learning.pop(key, None)
 
 
 class Equivalences:
@@ -189,8 +184,7 @@ class Equivalences:
         return None if recent is None else recent.forms.get(url)
 
     def learning(self, host: str) -> Mapping[str, UrlRule]:
-        """The host's rules still learning that may be applied once they have seen
-        enough (candidates with evidence of a page at least), by key."""
+        """The host's candidates with evidence of a page that may yet be applied."""
         return self._host(host).learning
 
     def parsed(self, host: str, url: str) -> bool:
@@ -217,6 +211,12 @@ class Equivalences:
                 h.put(replace(rule, rewrites=rule.rewrites + n))
         if kept:
             self._store.log(kept)
+
+    def spellings_of(self, host: str, url: str) -> list[str]:
+        """The rule keys of ``url``'s recently parsed spellings (``/a/?ref=x``: ref)."""
+        recent = self._recent.get(host)
+        group = None if recent is None else recent.groups.get(url)
+        return [] if not group else [key for key, _page, _url, _values in group]
 
     def rule(self, host: str, key: str) -> UrlRule | None:
         return self._host(host).rules.get(key)
@@ -478,6 +478,10 @@ def _remember(lru: OrderedDict[K, V], name: K, value: V, cap: int) -> None:
     lru.move_to_end(name)
     if len(lru) > cap:
         lru.popitem(last=False)
+
+
+def _learning(rule: UrlRule) -> bool:
+    return rule.state is RuleState.CANDIDATE and bool(rule.pages) and ur.can_apply(rule.key)
 
 
 def _rule_name(key: str) -> str:
