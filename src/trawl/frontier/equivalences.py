@@ -215,8 +215,7 @@ class Equivalences:
     def spellings_of(self, host: str, url: str) -> list[str]:
         """The rule keys of ``url``'s recently parsed spellings (``/a/?ref=x``: ref)."""
         recent = self._recent.get(host)
-        group = None if recent is None else recent.groups.get(url)
-        return [] if not group else [key for key, _page, _url, _values in group]
+        return [] if recent is None else [g[0] for g in recent.groups.get(url, ())]
 
     def rule(self, host: str, key: str) -> UrlRule | None:
         return self._host(host).rules.get(key)
