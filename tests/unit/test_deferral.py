@@ -239,3 +239,14 @@ def test_the_trailing_slash_is_deferred_away_from_the_form_the_host_keeps(
         True,
         False,
     ]
+
+
+def test_a_url_whose_spelling_was_fetched_first_pairs_with_it(world: World) -> None:
+    """``/pN?ref=x`` was fetched and parsed before ``/pN`` was known: ``/pN`` pairs with
+    it the other way round (a teacher while the rule wants one, else deferred; the
+    page was fetched already, under its spelling)."""
+    for i in range(8):
+        world.new(f"{H}/p{i}?ref=x")
+    for i in range(8):
+        assert world.admit(f"{H}/p{i}") == [f"{H}/p{i}"]
+    assert [world.deferred(f"{H}/p{i}") for i in range(8)] == [False] * 5 + [True] * 3

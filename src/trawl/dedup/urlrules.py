@@ -15,7 +15,8 @@ A rule is a key, one of:
 - ``index:index.html`` (and the other names of ``INDEX_FILES``): a directory's index
   file is the directory (``/a/index.html`` is ``/a/``);
 - ``slash``: a trailing slash does not matter; URLs are rewritten to the form the
-  host's kept and canonical pages use (``prefer``: ``"/"`` or ``""``).
+  host's kept and canonical pages use (``prefer``: ``"/"`` or ``""``), but for an
+  /amp/ or /print/ view whose own rule is not applied (its slash is the view's).
 
 The last two apply to URLs without a query only: a URL with a query is answered by a
 script at exactly that path (``/item?id=7`` is no ``/item/?id=7``). Parameters are
@@ -408,7 +409,14 @@ def applies(rule: UrlRule, url: str) -> str:
         if _index_file(path) == key[6:]:
             return _join(head, path[: path.rfind("/") + 1], None)
         return url
-    if key == "slash" and _slash_toggles(path) and path.endswith("/") != (rule.prefer == "/"):
+    # Not an /amp/ or /print/ view whose own rule is not applied: its pages showed the
+    # slash of pages, not of their views (``/a/print/`` is no ``/a/print``).
+    if (
+        key == "slash"
+        and _slash_toggles(path)
+        and path.endswith("/") != (rule.prefer == "/")
+        and _last_segment(path) not in SEGMENTS
+    ):
         return _join(head, _toggle_slash(path), None)
     return url
 

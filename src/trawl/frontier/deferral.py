@@ -151,10 +151,19 @@ class Deferral:
         are; at a lease, once a URL)."""
         eq = self._eq
         learning = eq.learning(host)
-        if "?" not in url and not any(not k.startswith("param:") for k in learning):
-            return [], []  # the usual case: nothing to look at, no work at all
         keys: list[str] = []
         teach: list[str] = []
+        # A spelling of it was parsed (fetched before it was known).
+        for key in eq.spellings_of(host, url):
+            rule = learning.get(key)
+            if rule is None and not self._unheard(host, key):
+                continue
+            if rule is not None and key == "slash" and not _away(rule, url):
+                continue
+            teach.append(key)
+            keys.append(key)
+        if "?" not in url and not any(not k.startswith("param:") for k in learning):
+            return keys, teach  # the usual case: nothing more to look at
         for f in ur.features(url):
             rule = learning.get(f.key)
             if rule is None and not self._unheard(host, f.key):
@@ -166,15 +175,6 @@ class Deferral:
             elif f.base not in batch and not (look and self._known(f.base, host)):
                 continue
             keys.append(f.key)
-        # The other way round: a spelling of it was parsed (fetched before it was known).
-        for key in eq.spellings_of(host, url):
-            rule = learning.get(key)
-            if rule is None and not self._unheard(host, key):
-                continue
-            if rule is not None and key == "slash" and not _away(rule, url):
-                continue
-            teach.append(key)
-            keys.append(key)
         return keys, teach
 
     def _teaches(
