@@ -160,6 +160,7 @@ async def test_a_crawl_killed_with_urls_deferred_resumes_to_every_page(tmp_path:
             kills += rc == -9
             seen.append(_deferred_queued(data))
         await _run(cmd, None, limit=300.0)
+    print("kills:", kills, "deferred URLs committed at each stop:", seen)
     assert kills >= 2, seen
     assert sum(n > 0 for n in seen) >= 2, seen  # killed with deferred URLs committed
 
