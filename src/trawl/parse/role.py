@@ -107,6 +107,14 @@ class ParseRole:
                 self._last_seq = fresh[-1][0]
                 self.recovering.extend(fresh)
 
+    def take_over(self, queue: ParseQueue) -> None:
+        """Take up the entries this process took over from others (a dead worker's):
+        a process that fetches as well takes up its own pages as it fetches them and
+        does not ``poll``."""
+        room = self._take_up - self.backlog
+        if room > 0:
+            self.recovering.extend(queue.taken_over(limit=room))
+
     def feed(self) -> None:
         """Take recovered pages up while the workers have room for them."""
         while self.recovering and len(self.tasks) < self._take_up:

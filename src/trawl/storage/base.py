@@ -240,6 +240,11 @@ class PageStore(Protocol):
         whose exact duplicate the page then is; None when the text is ``url``'s to keep."""
         ...
 
+    def claimant(self, content_hash: str) -> str | None:
+        """The URL whose text ``content_hash`` is: stored, or claimed by a worker of a
+        fleet about to store it (not committed yet); None if neither."""
+        ...
+
     def add(self, page: PageRecord) -> None: ...
 
     def count_duplicate(self, content_hash: str) -> None: ...
@@ -269,6 +274,13 @@ class ParseQueue(Protocol):
         ...
 
     def pending(self, *, after: int = 0, limit: int = 1000) -> list[tuple[int, ParseJob]]: ...
+
+    def taken_over(self, *, limit: int = 1000) -> list[tuple[int, ParseJob]]:
+        """Entries that became this process's from another since the last call (a dead
+        worker's, or one left idle past the claim time), each handed out once; always
+        empty where one process owns the queue. A process that fetches and parses
+        takes up its own pages as it fetches them, and others' only through this."""
+        ...
 
     def ack(self, seq: int) -> None: ...
 
@@ -527,6 +539,13 @@ class CrawlReader(Protocol):
         ...
 
     def close(self) -> None: ...
+
+
+def claimant_by_find(pages: PageStore, content_hash: str) -> str | None:
+    """``PageStore.claimant`` for a store with one writer: a text is claimed only as
+    it is added."""
+    found = pages.find(content_hash)
+    return None if found is None else found.url
 
 
 def claim_by_find(pages: PageStore, content_hash: str, url: str) -> str | None:
