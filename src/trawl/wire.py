@@ -139,6 +139,7 @@ def admission(
         hosts=HostRules(c.hosts),
         sitemaps=SitemapLedger(store.origin_files, cap=c.max_sitemaps_per_host),
         equivalences=equivalences(c, store, clock, shared=shared),
+        defer=c.defer_spellings,
     )
 
 

@@ -156,8 +156,8 @@ class GatedFrontier:
         self.inner.retry(lease, due=due, host_ready_at=host_ready_at, reason=reason)
         self.gate.leave(lease.host, self._clock.now(), host_ready_at)
 
-    def requeue(self, lease: Lease, *, host_ready_at: float) -> None:
-        self.inner.requeue(lease, host_ready_at=host_ready_at)
+    def requeue(self, lease: Lease, *, host_ready_at: float, defer: bool = False) -> None:
+        self.inner.requeue(lease, host_ready_at=host_ready_at, defer=defer)
         self.gate.leave(lease.host, self._clock.now(), host_ready_at)
 
     def hold_host(self, host: str, now: float, *, until: float) -> float | None:

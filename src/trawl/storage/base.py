@@ -84,8 +84,12 @@ class Frontier(Protocol):
         """Count a failed attempt; the URL waits until ``due`` and is then queued again."""
         ...
 
-    def requeue(self, lease: Lease, *, host_ready_at: float) -> None:
-        """Give the URL back without counting an attempt (robots fetched first, shutdown)."""
+    def requeue(self, lease: Lease, *, host_ready_at: float, defer: bool = False) -> None:
+        """Give the URL back without counting an attempt (robots fetched first, shutdown).
+
+        ``defer``: its key moves into the deferred band (``ranking.deferred_key``, in
+        the same step), so it goes after the host's other URLs (a probable spelling,
+        ``frontier/deferral.py``); a key in the band already stays."""
         ...
 
     def set_status(
@@ -108,7 +112,9 @@ class Frontier(Protocol):
 
     def revisit(self, host: str, fp: int, *, due: float, interval: float, shift: int = 0) -> None:
         """A finished page waits until ``due``, then is queued to be fetched again, its
-        key moved by ``shift`` (its change history: sooner for a page that changes). A
+        key out of the deferred band (``ranking.undeferred``: a revisit is never
+        deferred) and moved by ``shift`` (its change history: sooner for a page that
+        changes). A
         page already waiting for its revisit comes sooner if ``due`` is sooner (never
         later; its interval and key stay); other waiting, queued or leased URLs are left
         alone."""
