@@ -197,12 +197,13 @@ def _coerce(name: str, value: Any) -> Any:
     return value
 
 
-_MEMORY_COUNTS = {"lexicon_words": int, "trim": float}  # the other limits are sizes
+# The memory limits that are not sizes (those are: "16M").
+_MEMORY_COUNTS = {"lexicon_words": int, "equivalence_urls": int, "trim": float}
 
 
 def parse_memory(value: Any) -> MemoryLimits:
-    """The ``[crawl.memory]`` table: sizes (``16M``) but for ``lexicon_words`` and
-    ``trim`` (seconds); what is left out keeps its default."""
+    """The ``[crawl.memory]`` table (``_MEMORY_COUNTS``, and sizes); what is left out
+    keeps its default."""
     if isinstance(value, MemoryLimits):
         return value
     if not isinstance(value, Mapping):

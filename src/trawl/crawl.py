@@ -403,8 +403,7 @@ class Crawl:
             await waiter.wait(self._wake, timeout, idle=idle, full=full and not paused)
 
     async def _commit_loop(self) -> None:
-        # What Python freed, back to the system.
-        trimmer = memory.Trimmer(time.monotonic, every=self.config.memory.trim)
+        trimmer = memory.Trimmer(time.monotonic, every=self.config.memory.trim)  # freed: back
         while True:
             await asyncio.sleep(self.config.commit_interval)
             try:

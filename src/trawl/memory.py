@@ -59,20 +59,28 @@ class MemoryLimits:
     # that falls behind for a moment must not stop fetching (a host's turn not taken is
     # lost), so a few bursts of pages: 16 MiB is 400 pages of 40 KB.
     pages: int = 16 * _MIB
-    # tantivy's indexing heap of the crawl's index writer (a split index shares it).
-    index_heap: int = 32 * _MIB
+    # tantivy's indexing heap of the crawl's index writer (a split index shares it):
+    # filled to one batch's postings (500 pages of 40 KB of text: some 15 MB), and a
+    # segment written out when full. Where segments end orders equal scores: a smaller
+    # heap changes the order of tied hits of an index rebuilt by ``trawl index``.
+    index_heap: int = 64 * _MIB
     # The index's segment files mapped by the writer (tantivy's merges read them
     # through their mappings): resident pages past this are paged out.
-    index_mapped: int = 32 * _MIB
+    index_mapped: int = 16 * _MIB
     # SQLite's page cache of the crawl database's connection.
     db_cache: int = 16 * _MIB
     # Words held by the index's lexicon (typo correction; some 80 bytes a word).
     lexicon_words: int = 250_000
+    # Recently parsed URLs whose pages URL equivalences are learned from (some 450
+    # bytes a URL: the URL, its page, its spellings); the least recently seen hosts'
+    # are forgotten first.
+    equivalence_urls: int = 20_000
     # Seconds between two trims of the malloc heap (what Python freed, given back).
     trim: float = TRIM_EVERY
 
     def __post_init__(self) -> None:
-        if min(self.pages, self.index_mapped, self.db_cache, self.lexicon_words) <= 0:
+        counts = (self.pages, self.index_mapped, self.db_cache)
+        if min(*counts, self.lexicon_words, self.equivalence_urls) <= 0:
             raise ConfigError("memory limits must be positive")
         if self.index_heap < _TANTIVY_LEAST_HEAP:
             raise ConfigError(f"memory.index_heap must be at least {_TANTIVY_LEAST_HEAP} bytes")

@@ -86,6 +86,7 @@ def equivalences(
         clock=clock,
         thresholds=Thresholds(pages=c.equivalence_pages, values=c.equivalence_values),
         refresh=SHARED_RULES_REFRESH if shared else None,
+        memory=c.memory.equivalence_urls,
     )
 
 
