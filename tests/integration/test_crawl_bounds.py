@@ -19,7 +19,28 @@ from trawl.models import UrlStatus
 from trawl.storage.open import open_reader
 from trawl.testing.fakeclient import FakeClient, FakePage
 
-WORDS = ["river", "mill", "miller", "records", "harbour", "lantern", "orchard", "meadow", "granite", "copper", "willow", "falcon", "thunder", "quarry", "beacon", "hollow", "summit", "tide", "ferry", "market"]
+WORDS = [
+    "river",
+    "mill",
+    "miller",
+    "records",
+    "harbour",
+    "lantern",
+    "orchard",
+    "meadow",
+    "granite",
+    "copper",
+    "willow",
+    "falcon",
+    "thunder",
+    "quarry",
+    "beacon",
+    "hollow",
+    "summit",
+    "tide",
+    "ferry",
+    "market",
+]
 HOSTS = ("alpha.example", "beta.example", "gamma.example")
 PAGES = 40
 
