@@ -9,6 +9,13 @@ static PyMethodDef methods[] = {
     {"signature", native_signature, METH_VARARGS,
      "signature(data, shingle, a, b, long_hash) -> bytes | None: the MinHash signature "
      "of the tokens of data (see csrc/minhash.c)."},
+    {"is_collapsed", native_is_collapsed, METH_O,
+     "is_collapsed(text) -> bool: text is not empty, neither starts nor ends with white "
+     "space, and holds no two spaces in a row nor any of \\n \\t \\r \\xa0 \\f \\v "
+     "(see csrc/spaces.c)."},
+    {"ascii_words", native_ascii_words, METH_O,
+     "ascii_words(text) -> bytes | None: the ASCII bytes of ' '.join(text.split()), "
+     "None when text is not ASCII."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -11,6 +11,10 @@
 PyObject *native_minima(PyObject *module, PyObject *args);
 PyObject *native_signature(PyObject *module, PyObject *args);
 
+/* spaces.c */
+PyObject *native_is_collapsed(PyObject *module, PyObject *arg);
+PyObject *native_ascii_words(PyObject *module, PyObject *arg);
+
 /* terms.c: the Tokens and Terms types, added to the module. */
 int native_add_terms(PyObject *module);
 

@@ -18,6 +18,7 @@ elements that hold text, and the per-element counters packed into one integer.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from selectolax.lexbor import LexborNode
@@ -37,6 +38,11 @@ from trawl.parse._extract_signals import (
     is_unlikely,
     signature_bits,
 )
+
+try:
+    from trawl import _native
+except ImportError:  # pragma: no cover - not built (no C compiler): the Python check
+    _native = None  # type: ignore[assignment]
 
 # Element flags.
 UNLIKELY = 1  # class/id says boilerplate (Readability's "unlikely candidate")
@@ -102,7 +108,7 @@ def _is_hidden(attrs: dict[str, str | None]) -> bool:
     return bool(style) and _HIDDEN_STYLE.search(style or "") is not None
 
 
-def _is_collapsed(text: str) -> bool:
+def _is_collapsed_py(text: str) -> bool:
     """Whether white-space collapsing would leave ``text`` as it is (a cheap check that
     spares most lines of minified pages the split and join)."""
     return bool(text) and not (
@@ -116,6 +122,11 @@ def _is_collapsed(text: str) -> bool:
         or "\f" in text
         or "\v" in text
     )
+
+
+# The same check in C when built: CPython's search for "  " in a line of single-spaced
+# words tests every position, which cost more than the rest of the line's handling.
+_is_collapsed: Callable[[str], bool] = _is_collapsed_py if _native is None else _native.is_collapsed
 
 
 def _flush(dom: Dom, pieces: list[str], owner: int, links: int, in_pre: bool) -> None:
