@@ -24,6 +24,7 @@ so once more (``parse/role.py``).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import multiprocessing
 import pickle
 import socket
@@ -32,7 +33,7 @@ from collections.abc import Callable
 from concurrent.futures.process import BrokenProcessPool
 from multiprocessing.context import BaseContext
 from multiprocessing.process import BaseProcess
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from trawl.parse.worker import HEADER, frame, serve
 
@@ -58,8 +59,8 @@ class _Worker(asyncio.Protocol):
         self.closed = False
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
-        self.transport = transport
+        # A socket's transport (uvloop's is no subclass of asyncio.Transport).
+        self.transport = cast(asyncio.Transport, transport)
 
     def data_received(self, data: bytes) -> None:
         buf = self._buf
@@ -198,7 +199,10 @@ class ParsePool:
             if worker.transport is not None:
                 worker.transport.abort()
             # Closed now, not at the loop's next turn (which a wait would block): the
-            # worker sees the end of its socket and exits.
+            # worker sees the end of its socket and exits. Shut down first: a loop that
+            # holds a duplicate of the descriptor (uvloop) would keep it open until then.
+            with contextlib.suppress(OSError):
+                worker.sock.shutdown(socket.SHUT_RDWR)
             worker.sock.close()
         if wait:
             for worker in self._workers:
