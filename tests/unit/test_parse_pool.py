@@ -143,20 +143,3 @@ async def test_jobs_wait_their_turn_and_survive_a_death() -> None:
         assert done[after:] == [2 * i for i in range(after, 40)]
     finally:
         pool.shutdown(wait=True)
-
-
-def test_on_uvloop_jobs_run_and_shutdown_waits_for_the_workers() -> None:
-    """The crawl runs on uvloop (cli/_run.py run_loop): its transports are no
-    asyncio.Transport subclasses and hold a duplicate of the socket, which a close alone
-    left open until the loop's next turn (a waiting shutdown then waited for ever)."""
-    uvloop = pytest.importorskip("uvloop")
-
-    async def main() -> list[int]:
-        pool = ParsePool(1)
-        try:
-            return list(await asyncio.gather(*(pool.run(_double, i) for i in range(5))))
-        finally:
-            pool.shutdown(wait=True)  # returns: the worker saw its socket end
-
-    with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
-        assert runner.run(asyncio.wait_for(main(), 60)) == [0, 2, 4, 6, 8]
