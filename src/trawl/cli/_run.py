@@ -11,8 +11,7 @@ import asyncio
 import contextlib
 import signal
 import sys
-from collections.abc import Coroutine
-from typing import TYPE_CHECKING, Any, TextIO, TypeVar
+from typing import TYPE_CHECKING, Any, TextIO
 
 from trawl.errors import DiskFullError
 
@@ -24,8 +23,6 @@ if TYPE_CHECKING:
 # sysexits.h EX_TEMPFAIL: try again later, here once space is freed; the crawl
 # resumes where it stopped).
 EXIT_DISK_FULL = 75
-
-T = TypeVar("T")
 
 
 def reporter_for(stream: TextIO, *, interval: float | None) -> Reporter:
@@ -50,7 +47,7 @@ def run_and_report(crawl: Crawl, *, quiet: bool, interval: float | None) -> int:
     reporter = reporter_for(sys.stderr, interval=interval)
     late = _LateInterrupts()
     try:
-        summary = run_loop(_run(crawl, reporter, late, quiet=quiet))
+        summary = asyncio.run(_run(crawl, reporter, late, quiet=quiet))
     finally:
         # From the loop ending to the process exiting, Ctrl-C must not tear the
         # close in half; it only marks the run as interrupted.
@@ -63,17 +60,6 @@ def run_and_report(crawl: Crawl, *, quiet: bool, interval: float | None) -> int:
     reporter.finish(summary)
     interrupted = summary.stopped in ("interrupted", "aborted") or late.count > 0
     return 130 if interrupted else 0
-
-
-def run_loop(main: Coroutine[Any, Any, T]) -> T:
-    """``asyncio.run(main)``, on uvloop's event loop where it is installed: a crawl's
-    run loop and sockets cost less CPU a page there (bench/bench_crawl.py --before)."""
-    try:
-        import uvloop
-    except ImportError:  # pragma: no cover - uvloop is a dependency on Linux and macOS
-        return asyncio.run(main)
-    with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
-        return runner.run(main)
 
 
 def disk_full_message(exc: DiskFullError) -> str:
