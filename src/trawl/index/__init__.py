@@ -10,8 +10,8 @@
 The crawl is the one writer (``Indexer``); any number of processes may search.
 """
 
-from trawl.index.query import QueryError
 from trawl.index.hits import Hit, SearchResults
+from trawl.index.query import QueryError
 from trawl.index.search import Searcher
 from trawl.index.shard import IndexSpec
 from trawl.index.writer import Indexer
