@@ -128,3 +128,11 @@ _ALPHABET = st.sampled_from([*'ab "()-+:', "AND", "OR", "NOT", "site:", "x.org"]
 def test_operator_soup_parses_or_raises_query_error(text: str) -> None:
     with contextlib.suppress(QueryError):
         parse(text)
+
+
+def test_markup_left_by_taking_markup_out_is_taken_out_too() -> None:
+    # "< < > >" loses its inner "< >" and leaves "< >": the canonical form parses to itself.
+    with pytest.raises(QueryError):
+        parse("< < > >")
+    assert parse("a < < > >").canonical == "a"
+    assert parse("&lt;b&gt;x").canonical == "x"

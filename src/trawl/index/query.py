@@ -284,7 +284,15 @@ def clean(query: str) -> str:
         )
     # Lone surrogates cannot be encoded for the index or the answer.
     query = query.encode("utf-8", "replace").decode("utf-8")
-    return normalise(query).strip()
+    # Until nothing changes: taking markup out can make markup ("< < > >" -> "< >"),
+    # and the canonical form must parse to itself. Each change shortens the text
+    # (NFKC, which may lengthen it, changes nothing the second time).
+    for _ in range(8):
+        cleaned = normalise(query)
+        if cleaned == query:
+            break
+        query = cleaned
+    return query.strip()
 
 
 def parse(query: str) -> ParsedQuery:
