@@ -52,8 +52,9 @@ class FetchRole:
         ``monotonic``: ``fetch/sendcheck.py``), else the URL goes back as it was: a
         lease is twice the longest fetch and a minute more, so what is sent ends
         within the lease. ``fleet`` is the store shared with other processes working on
-        the crawl. ``page_bytes``: the bytes of pages held (the bodies being read, and
-        the parse role's), which stop new fetches when full."""
+        the crawl. ``page_bytes``: the bytes of pages held (each fetch under way holds
+        its ``reserve``; the bodies being read; the parse role's), which stop new
+        fetches when full."""
         self.stage = stage
         self._frontier = frontier
         self._count = counters
@@ -117,7 +118,11 @@ class FetchRole:
         window = SendWindow(
             expires=lease.expires, now=now, margin=life - within, monotonic=self._monotonic
         )
+        held = self._page_bytes
+        held.add(held.reserve)
         task = asyncio.create_task(self._fetch(lease, window))
+        # Given back when the task ends, even one cancelled before it ever ran.
+        task.add_done_callback(lambda _: held.add(-held.reserve))
         self.tasks[task] = lease
 
     async def finish(self, grace: float) -> None:
