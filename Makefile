@@ -10,7 +10,8 @@ SYSTEM_PACKAGES ?= chromium redis-server
 
 all: test
 
-$(STAMP): pyproject.toml
+# The C module trawl._native (csrc/) is built by the editable install.
+$(STAMP): pyproject.toml $(wildcard csrc/*.c csrc/*.h)
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q -e '.[dev,render]'

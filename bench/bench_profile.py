@@ -93,7 +93,10 @@ STAGES: list[tuple[str, str]] = [
     ("HTTP client", r"trawl/fetch/(http|dns|address|sendcheck)\.py|aiohttp|multidict|yarl"),
     ("fetch stage", r"trawl/fetch/(stage|role)\.py"),
     ("schedule", r"trawl/storage/schedule\.py|trawl/frontier/"),
-    ("parse pool, pickling", r"concurrent/futures|multiprocessing|pickle"),
+    (
+        "parse pool, pickling",
+        r"trawl/parse/(pool|worker)\.py|concurrent/futures|multiprocessing|pickle",
+    ),
     ("run loop", r"trawl/crawl\.py|asyncio/"),
     ("start-up (imports)", r"<module> \(|importlib"),
 ]
@@ -137,6 +140,11 @@ _WAITING = re.compile(
 # pool waiting for a worker to read one) nearly always, since copying a page's 50 KB
 # takes some 10 µs: left out too.
 _PIPE_WAIT = re.compile(r"Connection\._(send|recv) .*;os_(write|read) .*;(write|read) \(")
+# The same for a parse worker on its socket (parse/pool.py): blocked in recv, waiting
+# for its next page.
+_SOCKET_WAIT = re.compile(
+    r"_read_exact \(trawl/parse/worker\.py:\d+\);sock_recv_into .*;recv \([^;]*$"
+)
 
 
 def stage_of(frames: Sequence[str]) -> str:
@@ -183,7 +191,11 @@ def read_raw(raw: Path) -> dict[str, Samples]:
         frames = stack.split(";")
         kind = bench_crawl.process_kind(stack, frames)
         frames = [f for f in frames if not f.startswith("process ")]
-        if any(_WAITING.match(f) for f in frames[-8:]) or _PIPE_WAIT.search(";".join(frames[-3:])):
+        if (
+            any(_WAITING.match(f) for f in frames[-8:])
+            or _PIPE_WAIT.search(";".join(frames[-3:]))
+            or _SOCKET_WAIT.search(";".join(frames[-9:]))
+        ):
             out[kind].idle += int(count)
             continue
         if not frames:

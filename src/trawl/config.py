@@ -195,11 +195,14 @@ class CrawlConfig:
     # (urls.TRACKING_PARAMS), and each host's learned equivalences applied
     # (dedup/urlrules.py): a rule is learned once ``equivalence_pages`` distinct pages
     # showed it and nothing contradicted it; a parameter that may take any value also
-    # needs ``equivalence_values`` different values seen.
+    # needs ``equivalence_values`` different values seen. ``defer_spellings``: a link
+    # that is probably another spelling of a URL its host has, by a rule still
+    # learning, goes last in its host's queue (frontier/deferral.py).
     strip_tracking: bool = True
     equivalences: bool = True
     equivalence_pages: int = 4
     equivalence_values: int = 3
+    defer_spellings: bool = True
     # The crawl's shape: a URL (seed, link, redirect target, sitemap entry) is admitted
     # only if it matches one ``include`` pattern (when there are any) and no ``exclude``
     # pattern: Python regular expressions, searched in the URL's normal form.

@@ -365,6 +365,8 @@ class Crawl:
                 self.frontier.wake_due(now)
                 self.fetch_frontier.reclaim_expired(now)  # and beats the host leases
                 last_sweep = now
+                if parsing is not None and fetching is not None and polling:
+                    parsing.take_over(self.parse_queue)  # a dead worker's pages
             if parsing is not None:
                 if fetching is None:
                     parsing.poll(self.parse_queue)

@@ -12,16 +12,38 @@ importance grows from ``I`` to ``I + gain`` (a new in-link) gets
 ``key - SCALE * ln((I + gain) / I)`` (``raised_key``), which every backend computes
 from what the URL's record holds. ``FLOOR`` keeps the logarithm finite for a URL
 that received nothing yet.
+
+A URL admitted as a probable spelling of another (``frontier/admission.py``) is
+*deferred*: its key is moved into a band of its own, ``DEFERRED`` above every key a
+score can have (``deferred_key``), so it goes after every other URL of its host, in
+the same order among the deferred ones; an in-link still raises it within the band.
+It is stored like that, so a resume finds it where it was. A revisit takes it back out
+of the band (``undeferred``: every backend's ``Frontier.revisit``): a page fetched
+once is never deferred again.
 """
 
 from __future__ import annotations
 
 import math
 
-__all__ = ["FLOOR", "SCALE", "importance_key", "raised_key", "score_of"]
+__all__ = [
+    "DEFERRED",
+    "FLOOR",
+    "SCALE",
+    "deferred_key",
+    "importance_key",
+    "is_deferred",
+    "raised_key",
+    "score_of",
+    "undeferred",
+]
 
 SCALE = 1_000_000  # key units per e-fold of a score
 FLOOR = 1e-30  # added to every importance: ln(0) would be -inf
+# A deferred URL's key is its own plus this: 2**40, far above any score's key (a score
+# of FLOOR is 69 * SCALE; the depth order's keys are depths), far below 2**53 (a Redis
+# sorted set's double and the Lua scripts' numbers hold every integer key exactly).
+DEFERRED = 1 << 40
 
 
 def importance_key(importance: float) -> int:
@@ -44,3 +66,19 @@ def raised_key(key: int, importance: float, gain: float) -> int:
 def _round(x: float) -> int:
     """Half up, as the Redis frontier's Lua rounds (``math.floor(x + 0.5)``)."""
     return math.floor(x + 0.5)
+
+
+def deferred_key(key: int) -> int:
+    """``key`` moved into the deferred band (after every key outside it)."""
+    return key if is_deferred(key) else key + DEFERRED
+
+
+def is_deferred(key: int) -> bool:
+    """Whether ``key`` is in the deferred band (half of ``DEFERRED`` is the border: an
+    in-link's raise never brings a deferred key that far down)."""
+    return key >= DEFERRED // 2
+
+
+def undeferred(key: int) -> int:
+    """``key`` out of the deferred band (itself when it is not in it)."""
+    return key - DEFERRED if is_deferred(key) else key

@@ -66,7 +66,8 @@ def read_stats(data_dir: Where) -> dict[str, Any]:
 
 def equivalence_summary(rules: list[UrlRule], counters: dict[str, int]) -> dict[str, int]:
     """How many learned rules there are in each state, on how many hosts, and how many
-    URLs they respelled (at admission) or skipped (queued before the rule)."""
+    URLs they respelled (at admission) or skipped (queued before the rule), and how
+    many probable spellings were deferred while a rule learned."""
     by_state = {state: 0 for state in RuleState}
     for rule in rules:
         by_state[rule.state] += 1
@@ -78,6 +79,7 @@ def equivalence_summary(rules: list[UrlRule], counters: dict[str, int]) -> dict[
         "urls respelled": counters.get("equivalence:rewritten", 0),
         "urls skipped": counters.get("equivalence:skipped", 0),
         "urls given back": counters.get("equivalence:restored", 0),
+        "urls deferred": counters.get("equivalence:deferred", 0),
     }
 
 

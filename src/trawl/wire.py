@@ -143,6 +143,7 @@ def admission(
         hosts=HostRules(c.hosts),
         sitemaps=SitemapLedger(store.origin_files, cap=c.max_sitemaps_per_host),
         equivalences=equivalences(c, store, clock, shared=shared),
+        defer=c.defer_spellings,
     )
 
 
@@ -206,7 +207,7 @@ def host_gate(
     """The shared host leases the fetch path consults (those given, else the file in
     ``politeness_dir``; none when that is None), and the frontier as the fetch path
     sees it. ``politeness``: the fetch stage's pacing (a dead holder's lease is taken
-    over only a host's delay after)."""
+    over only a fetch's timeout and a host's delay after)."""
     opened = leases is None and c.politeness_dir is not None
     if leases is None and c.politeness_dir is not None:
         leases = open_host_leases(c.politeness_dir, now=clock.now())
@@ -214,7 +215,14 @@ def host_gate(
         return None, frontier
     # As long as a URL's lease: a fetch, with robots.txt's redirects, ends well within.
     ttl = c.lease_seconds
-    gap_of = None if politeness is None else politeness.delay
+    gap_of = None
+    if politeness is not None:
+        # A dead holder's last request may still reach the server after its death (in
+        # a socket's buffer, a busy server's queue) and run there as long as a fetch
+        # may: the fleet drill saw one start after the takeover. Its host waits that
+        # long, then this crawl's delay.
+        pace, longest = politeness, c.timeouts.total
+        gap_of = lambda host: longest + pace.delay(host)  # noqa: E731
     gate = HostGate(leases, ttl=ttl, counters=counters, owned=opened, gap_of=gap_of)
     return gate, GatedFrontier(frontier, gate, clock)
 

@@ -167,6 +167,24 @@ def test_peers_claim_one_text_once_before_any_commit(backend: Backend) -> None:
         peer.close(commit=False)
 
 
+def test_claimant_names_the_url_a_text_is_kept_for(backend: Backend) -> None:
+    pages = backend.store().pages
+    p = page(1)
+    assert pages.claimant(p.content_hash) is None
+    pages.add(p)
+    assert pages.claimant(p.content_hash) == p.url
+    backend.commit()
+    assert pages.claimant(p.content_hash) == p.url
+    peer = backend.open_peer()
+    if peer is None:
+        return
+    try:  # another worker's text, claimed and not committed: its URL all the same
+        assert peer.pages.claim("h780", "https://b.example/founder") is None
+        assert pages.claimant("h780") == "https://b.example/founder"
+    finally:
+        peer.close(commit=False)
+
+
 def test_a_crash_gives_back_claims_of_texts_never_stored(backend: Backend) -> None:
     pages = backend.store().pages
     kept = page(2)

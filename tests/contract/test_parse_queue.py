@@ -45,6 +45,14 @@ def test_pending_after_and_limit(backend: Backend) -> None:
     assert q.pending(after=seqs[-1]) == []
 
 
+def test_own_entries_are_never_taken_over(backend: Backend) -> None:
+    q = backend.store().parse_queue
+    seqs = [q.put(job(n)) for n in range(3)]
+    backend.commit()
+    assert q.taken_over() == []
+    assert [s for s, _ in q.pending()] == seqs  # still pending
+
+
 def test_ack_removes_one_entry(backend: Backend) -> None:
     q = backend.store().parse_queue
     seqs = [q.put(job(n)) for n in range(3)]

@@ -92,6 +92,9 @@ def _crawl_args(
     config = tmp / "crawl.toml"
     config.write_text(CONFIG)
     cmd = ["--quiet", "--delay", str(delay), "--parse-workers", "0", "--config", str(config)]
+    # A killed worker's hosts wait a fetch's timeout after the takeover (its last request
+    # may still run at the server): short here, to keep the drill short.
+    cmd += ["--timeout", "8"]
     cmd += ["--allow-network", "127.0.0.0/8", "--scope", "allowlist"]
     for host in hosts:
         cmd += ["--allow-host", host, "--resolve", f"{host}=127.0.0.1"]

@@ -121,6 +121,34 @@ def test_pages_taken_over_from_a_dead_worker_reach_a_poller_that_is_past_them(
         alive.close(commit=False)
 
 
+def test_pages_taken_over_from_a_dead_worker_reach_a_worker_that_fetches_too(
+    redis_server: RedisServer,
+) -> None:
+    # A worker that fetches and parses never polls pending(): it takes up its own pages
+    # as it fetches them. A dead worker's pages it adopted come through taken_over(),
+    # once, and never its own (found by the kill drill: the crawl waited for ever).
+    crawl, wall = uuid.uuid4().hex[:12], WallClock()
+    dead = RedisCrawlStore(redis_server.url, crawl, worker="dead", session_ttl=60, wall=wall)
+    alive = RedisCrawlStore(redis_server.url, crawl, worker="alive", session_ttl=60, wall=wall)
+    try:
+        dead.parse_queue.put(job(1))
+        dead.commit()
+        dead.conn.close()  # kill -9
+        alive.parse_queue.put(job(2))
+        alive.commit()
+        assert alive.parse_queue.taken_over() == []  # its own page is not taken over
+        wall.t += 61
+        alive.commit()
+        alive.frontier.reclaim_expired(T0)  # rolls the dead session back, adopts its page
+        assert [j.fp for _seq, j in alive.parse_queue.taken_over(limit=5)] == [1]
+        assert alive.parse_queue.taken_over() == []  # handed over once
+        # and not again through pending() past it
+        assert [j.fp for _seq, j in alive.parse_queue.pending(after=10**9)] == []
+        assert len(alive.parse_queue) == 2  # both wait for their parse's ack
+    finally:
+        alive.close(commit=False)
+
+
 def test_a_worker_rolled_back_while_alive_cannot_commit(redis_server: RedisServer) -> None:
     """A worker silent past its session's life (a long pause, a failover) whose work was
     given to the others must not commit it as well: it would be stored twice."""

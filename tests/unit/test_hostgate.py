@@ -6,7 +6,10 @@ from pathlib import Path
 
 from tests.contract.test_frontier import url
 from tests.contract.test_host_leases import dead_holder
+from trawl import wire
+from trawl.config import CrawlConfig, Timeouts
 from trawl.fetch.hostgate import GatedFrontier, HostGate
+from trawl.frontier.shape import HostRules
 from trawl.models import UrlStatus
 from trawl.storage.memory import MemoryCrawlStore
 from trawl.storage.memory.hostleases import MemoryHostLeases
@@ -87,5 +90,29 @@ def test_a_dead_holders_host_waits_this_crawls_gap_after_the_takeover(tmp_path: 
         assert store.frontier.next_wake(T0 + 1) == T0 + 1.75
         lease = view.take(T0 + 1.75)
         assert lease is not None and gate.held == 1
+    finally:
+        leases.close()
+
+
+def test_the_crawl_waits_a_fetchs_timeout_and_its_delay_after_a_takeover(
+    tmp_path: Path,
+) -> None:
+    """The dead holder's last request may still run at the server (found by the fleet
+    drill: it started there after the takeover), for as long as a fetch may take."""
+    dead = dead_holder("dead")
+    leases = SqliteHostLeases(tmp_path / "leases")
+    try:
+        assert leases.acquire("a.example", holder=dead, now=T0, ttl=600.0) is None
+        c = CrawlConfig(data_dir=tmp_path, delay=0.5, timeouts=Timeouts(total=7.0))
+        clock, store = FakeClock(T0 + 1), MemoryCrawlStore()
+        pace = wire.pacing(c, HostRules())
+        gate, view = wire.host_gate(
+            c, store.frontier, store.counters, clock, leases=leases, politeness=pace
+        )
+        assert gate is not None
+        store.frontier.add([url("a.example", "/1")], now=T0)
+        assert view.take(T0 + 1) is None
+        assert store.frontier.next_wake(T0 + 1) == T0 + 1 + 7.0 + 0.5
+        assert view.take(T0 + 8.5) is not None
     finally:
         leases.close()

@@ -12,6 +12,7 @@ from __future__ import annotations
 import random
 import re
 
+import pytest
 import tantivy
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -40,7 +41,9 @@ def _text(rng: random.Random, n: int, *, ascii_only: bool) -> str:
     return "".join(rng.choice(words) + rng.choice(seps) for _ in range(n))
 
 
-def _indexes(docs: list[tuple[str, str, str]]) -> tuple[tantivy.Index, tantivy.Index]:
+def _indexes(
+    docs: list[tuple[str, str, str]], *, native: bool = True
+) -> tuple[tantivy.Index, tantivy.Index]:
     full = tantivy.Index(build_schema())
     register(full)
     ours = tantivy.Index(build_schema())
@@ -55,7 +58,7 @@ def _indexes(docs: list[tuple[str, str, str]]) -> tuple[tantivy.Index, tantivy.I
             d.add_text("key", str(i))
         a.add_text(title_field(code), title)
         a.add_text(body_field(code), body)
-        s = stems.setdefault(code, Stems(code))
+        s = stems.setdefault(code, Stems(code, native=native))
         for field, value in ((title_field(code), s.title(title)), (body_field(code), s.body(body))):
             if isinstance(value, str):
                 b.add_text(field, value)
@@ -70,8 +73,8 @@ def _indexes(docs: list[tuple[str, str, str]]) -> tuple[tantivy.Index, tantivy.I
     return full, ours
 
 
-def _same(docs: list[tuple[str, str, str]], rng: random.Random) -> None:
-    full, ours = _indexes(docs)
+def _same(docs: list[tuple[str, str, str]], rng: random.Random, *, native: bool = True) -> None:
+    full, ours = _indexes(docs, native=native)
     sf, so = full.searcher(), ours.searcher()
     assert sf.num_docs == so.num_docs == len(docs)
     queries: list[tantivy.Query] = []
@@ -100,7 +103,8 @@ def _same(docs: list[tuple[str, str, str]], rng: random.Random) -> None:
         assert hf == ho, q
 
 
-def test_the_same_terms_positions_and_scores_as_tantivys_analyzers() -> None:
+@pytest.mark.parametrize("native", [True, False])
+def test_the_same_terms_positions_and_scores_as_tantivys_analyzers(native: bool) -> None:
     rng = random.Random(5)
     docs = []
     for i in range(120):
@@ -109,7 +113,7 @@ def test_the_same_terms_positions_and_scores_as_tantivys_analyzers() -> None:
         docs.append(
             (code, _text(rng, 6, ascii_only=ascii_only), _text(rng, 200, ascii_only=ascii_only))
         )
-    _same(docs, rng)
+    _same(docs, rng, native=native)
 
 
 def test_stored_titles_are_the_original_text() -> None:
@@ -119,8 +123,9 @@ def test_stored_titles_are_the_original_text() -> None:
     assert so.doc(addr).get_first("title_en") == "Running Dogs, naïvely"
 
 
-def test_a_full_cache_is_emptied_and_refilled() -> None:
-    s = Stems("en")
+@pytest.mark.parametrize("native", [True, False])
+def test_a_full_cache_is_emptied_and_refilled(native: bool) -> None:
+    s = Stems("en", native=native)
     words = " ".join(f"w{i}x running" for i in range(MAX_CACHED + 10))
     body = s.body(words)
     assert isinstance(body, str)
@@ -139,3 +144,16 @@ def test_a_full_cache_is_emptied_and_refilled() -> None:
 def test_any_text(texts: list[str]) -> None:
     docs = [(("en", "fr")[i % 2], t[:20], t) for i, t in enumerate(texts)]
     _same(docs, random.Random(1))
+    _same(docs, random.Random(1), native=False)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.text(alphabet=st.characters(max_codepoint=127), max_size=80), max_size=6))
+def test_native_and_python_bodies_are_the_same_text(texts: list[str]) -> None:
+    """Page after page through one Stems each (the tables fill as a crawl's do)."""
+    native, python = Stems("en"), Stems("en", native=False)
+    for text in texts:
+        a, b = native.body(text), python.body(text)
+        assert type(a) is type(b)
+        if isinstance(a, str):
+            assert a == b

@@ -15,6 +15,7 @@ ROOT = Path(trawl.__file__).parent
 LAYERS: tuple[tuple[str, ...], ...] = (
     (
         "trawl._version",
+        "trawl._native",  # C (csrc/), its stub here: imports nothing of trawl
         "trawl.errors",
         "trawl.clock",
         "trawl.models",
@@ -49,7 +50,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
 
 def _modules() -> dict[str, Path]:
     out = {}
-    for path in ROOT.rglob("*.py"):
+    # A compiled module counts by its stub (``trawl/_native.pyi``).
+    for path in [*ROOT.rglob("*.py"), *ROOT.rglob("*.pyi")]:
         parts = list(path.relative_to(ROOT.parent).with_suffix("").parts)
         if parts[-1] == "__init__":
             parts = parts[:-1]

@@ -1,8 +1,12 @@
 from __future__ import annotations
 
 import random
+from typing import Any
 
+import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from trawl.dedup.minhash import MinHasher
 from trawl.testing._sample_text import text_generator
@@ -41,3 +45,83 @@ def test_bad_parameters() -> None:
         MinHasher(perms=100, bands=32)
     with pytest.raises(ValueError, match="threshold"):
         MinHasher(threshold=0)
+
+
+# -- the native path (_minhash.c) against the numpy path ---------------------------------
+
+
+@pytest.fixture
+def native() -> Any:
+    return pytest.importorskip("trawl._native", reason="the C module is not built")
+
+
+def _built() -> bool:
+    try:
+        import trawl._native  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+needs_native = pytest.mark.skipif(not _built(), reason="the C module is not built")
+
+
+def _both(
+    text: str, shingle: int = 3, perms: int = 128, bands: int = 32
+) -> tuple[bytes | None, bytes | None]:
+    native = MinHasher(shingle=shingle, perms=perms, bands=bands).signature(text)
+    numpy_path = MinHasher(shingle=shingle, perms=perms, bands=bands, native=False).signature(text)
+    return native, numpy_path
+
+
+@needs_native
+def test_native_is_the_numpy_path_on_articles() -> None:
+    for seed in range(5):
+        native, numpy_path = _both(_article(seed))
+        assert native is not None and native == numpy_path
+
+
+@needs_native
+@pytest.mark.parametrize("length", [*range(0, 260), 500, 4000])
+def test_native_token_hash_at_every_length(length: int) -> None:
+    """XXH3's short paths (0-3, 4-8, 9-16, 17-128, 129-240 bytes) and the long one
+    (xxhash's), one token alone and among others."""
+    rnd = random.Random(length)
+    word = "".join(rnd.choice("abcdefghijklmnopqrstuvwxyz0123456789\u00e9") for _ in range(length))
+    for text in (word, f"a {word} b {word[::-1]} c", f"{word} {word}"):
+        for shingle in (1, 3):
+            native, numpy_path = _both(text, shingle=shingle)
+            assert native == numpy_path
+
+
+@needs_native
+@given(
+    st.text(max_size=3000),
+    st.integers(1, 8),
+    st.sampled_from([(128, 32), (40, 8), (32, 32), (3, 1)]),
+)
+def test_native_is_the_numpy_path(text: str, shingle: int, layout: tuple[int, int]) -> None:
+    perms, bands = layout
+    native, numpy_path = _both(text, shingle=shingle, perms=perms, bands=bands)
+    assert native == numpy_path
+
+
+def test_native_setting_survives_pickling() -> None:
+    import pickle
+
+    m = MinHasher(native=False, perms=64, bands=16)
+    again = pickle.loads(pickle.dumps(m))
+    assert again == m and again.native is False and again.perms == 64
+
+
+def test_minima_over_given_hashes(native: Any) -> None:
+    rng = np.random.default_rng(3)
+    x = rng.integers(0, 2**63, 1000, dtype=np.uint64)
+    a = rng.integers(0, 2**63, 37, dtype=np.uint64) * np.uint64(2) + np.uint64(1)
+    b = rng.integers(0, 2**63, 37, dtype=np.uint64)
+    expected = ((a[:, None] * x[None, :] + b[:, None]).min(axis=1) >> np.uint64(32)).astype("<u4")
+    assert native.minima(x, a, b) == expected.tobytes()
+    with pytest.raises(ValueError, match="differ in length"):
+        native.minima(x, a, b[:3])
+    with pytest.raises(ValueError, match="whole number"):
+        native.minima(b"abc", a, b)

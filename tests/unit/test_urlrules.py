@@ -115,6 +115,11 @@ def test_slash_goes_toward_the_preferred_form() -> None:
     assert applies(active("slash", prefer="/"), f"{H}/item?id=7") == f"{H}/item?id=7"
     assert applies(active("slash", prefer=""), f"{H}/a/") == f"{H}/a"
     assert applies(active("slash", prefer=""), f"{H}/") == f"{H}/"
+    # A print view keeps its slash unless its own rule takes the segment away first.
+    assert applies(active("slash", prefer=""), f"{H}/a/print/") == f"{H}/a/print/"
+    rules = {k: active(k, prefer="") for k in ("segment:print", "slash")}
+    assert rewrite(f"{H}/a/print/", rules) == (f"{H}/a", ("segment:print", "slash"))
+    assert rewrite(f"{H}/a/print/", {"slash": rules["slash"]}) == (f"{H}/a/print/", ())
 
 
 def test_ready_needs_pages_and_values() -> None:

@@ -132,6 +132,14 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
         "(parameters, /amp/, index.html, a trailing slash) nor rewrite URLs by them",
     )
     p.add_argument(
+        "--no-defer-spellings",
+        dest="defer_spellings",
+        action="store_false",
+        default=None,
+        help="fetch a link that is probably another spelling of a URL its host has (by "
+        "an equivalence still being learned) in its turn, not after the host's other URLs",
+    )
+    p.add_argument(
         "--equivalence-pages",
         type=int,
         metavar="N",
@@ -329,6 +337,7 @@ def _overrides(args: argparse.Namespace, data_dir: Path) -> dict[str, Any]:
         "equivalences": args.equivalences,
         "equivalence_pages": args.equivalence_pages,
         "equivalence_values": args.equivalence_values,
+        "defer_spellings": args.defer_spellings,
         "include": tuple(args.include) or None,
         "exclude": tuple(args.exclude) or None,
         "sitemaps": args.sitemaps,

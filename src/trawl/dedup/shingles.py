@@ -17,7 +17,7 @@ import numpy as np
 import numpy.typing as npt
 import xxhash
 
-__all__ = ["shingle_hashes", "tokens"]
+__all__ = ["shingle_hashes", "token_bytes", "tokens"]
 
 _xxh3 = xxhash.xxh3_64_intdigest
 
@@ -41,13 +41,19 @@ _S33 = np.uint64(33)
 _ROTATE = 23  # distinct rotations for up to 8 positions: 0, 23, 46, 5, 28, ...
 
 
-def tokens(text: str) -> list[bytes]:
-    """The lower-cased word tokens of ``text`` as UTF-8 bytes (what shingles are made of)."""
+def token_bytes(text: str) -> bytes:
+    """``text`` lower-cased, as UTF-8, every separator a space: its tokens are what
+    ``bytes.split()`` makes of it."""
     low = text.lower()
     data = low.encode("utf-8", "replace")  # lone surrogates become "?"
     if len(data) != len(low):  # some non-ASCII character: look for Unicode separators
         data = _UNICODE_SEPARATORS.sub(b" ", data)
-    return data.translate(_ASCII_TABLE).split()
+    return data.translate(_ASCII_TABLE)
+
+
+def tokens(text: str) -> list[bytes]:
+    """The lower-cased word tokens of ``text`` as UTF-8 bytes (what shingles are made of)."""
+    return token_bytes(text).split()
 
 
 def shingle_hashes(words: list[bytes], size: int) -> npt.NDArray[np.uint64]:

@@ -15,7 +15,8 @@ A rule is a key, one of:
 - ``index:index.html`` (and the other names of ``INDEX_FILES``): a directory's index
   file is the directory (``/a/index.html`` is ``/a/``);
 - ``slash``: a trailing slash does not matter; URLs are rewritten to the form the
-  host's kept and canonical pages use (``prefer``: ``"/"`` or ``""``).
+  host's kept and canonical pages use (``prefer``: ``"/"`` or ``""``), but for an
+  /amp/ or /print/ view whose own rule is not applied (its slash is the view's).
 
 The last two apply to URLs without a query only: a URL with a query is answered by a
 script at exactly that path (``/item?id=7`` is no ``/item/?id=7``). Parameters are
@@ -52,11 +53,14 @@ __all__ = [
     "Thresholds",
     "UrlRule",
     "applies",
+    "can_apply",
+    "chooses",
     "digest",
     "features",
     "pair_features",
     "ready",
     "rewrite",
+    "wanted",
 ]
 
 #: Directory index files: ``/a/index.html`` is ``/a/`` where the rule was learned.
@@ -337,6 +341,25 @@ def pair_features(url: str, other: str) -> list[Feature]:
 # -- rules ----------------------------------------------------------------------------
 
 
+def _content(name: str) -> bool:
+    """A parameter name that usually chooses the page (or too short to tell)."""
+    return name.lower() in CONTENT_PARAMS or len(name) <= 1
+
+
+def chooses(key: str) -> bool:
+    """Whether a ``param:`` rule is about a name that usually chooses the page."""
+    return key.startswith("param:") and _content(key[6:].partition("=")[0])
+
+
+def can_apply(key: str) -> bool:
+    """Whether a rule of ``key`` may ever be applied (``param:NAME`` of a name that
+    chooses pages never is, whatever its evidence)."""
+    if not key.startswith("param:"):
+        return True
+    name, eq, _value = key[6:].partition("=")
+    return bool(eq) or not _content(name)
+
+
 def ready(rule: UrlRule, thresholds: Thresholds) -> bool:
     """Whether a candidate has seen enough to be applied."""
     if rule.state is not RuleState.CANDIDATE:
@@ -344,11 +367,26 @@ def ready(rule: UrlRule, thresholds: Thresholds) -> bool:
     pages = len(rule.pages)
     if rule.key.startswith("param:"):
         name, eq, _value = rule.key[6:].partition("=")
-        content = name.lower() in CONTENT_PARAMS or len(name) <= 1
+        content = _content(name)
         if eq:
             return pages >= thresholds.pages * (2 if content else 1)
         return not content and pages >= thresholds.pages and len(rule.values) >= thresholds.values
     return pages >= thresholds.pages
+
+
+def wanted(rule: UrlRule, thresholds: Thresholds) -> int:
+    """How many more pairs of spellings a candidate needs, at least, to be applied
+    (each a page more, or a value more for ``param:NAME``); 0 for any other state."""
+    if rule.state is not RuleState.CANDIDATE or not can_apply(rule.key):
+        return 0
+    pages = thresholds.pages
+    name, eq, _value = rule.key[6:].partition("=") if rule.param is not None else ("", "", "")
+    if eq and _content(name):
+        pages *= 2
+    need = max(0, pages - len(rule.pages))
+    if rule.param is not None and not eq:
+        need = max(need, thresholds.values - len(rule.values))
+    return need
 
 
 def applies(rule: UrlRule, url: str) -> str:
@@ -371,7 +409,14 @@ def applies(rule: UrlRule, url: str) -> str:
         if _index_file(path) == key[6:]:
             return _join(head, path[: path.rfind("/") + 1], None)
         return url
-    if key == "slash" and _slash_toggles(path) and path.endswith("/") != (rule.prefer == "/"):
+    # Not an /amp/ or /print/ view whose own rule is not applied: its pages showed the
+    # slash of pages, not of their views (``/a/print/`` is no ``/a/print``).
+    if (
+        key == "slash"
+        and _slash_toggles(path)
+        and path.endswith("/") != (rule.prefer == "/")
+        and _last_segment(path) not in SEGMENTS
+    ):
         return _join(head, _toggle_slash(path), None)
     return url
 

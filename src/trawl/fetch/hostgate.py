@@ -48,8 +48,9 @@ class HostGate:
         gap_of: Callable[[str], float] | None = None,
     ) -> None:
         """``owned``: the gate opened ``leases`` and closes them with itself;
-        ``gap_of(host)``: this crawl's pause after a response from the host (a dead
-        holder's lease is taken over only that long after)."""
+        ``gap_of(host)``: how long the host waits once this crawl takes over a dead
+        holder's lease (``wire.host_gate``: a fetch's timeout, as the holder's last
+        request may still run at the server, then this crawl's delay)."""
         self.leases = leases
         self._gap_of = gap_of
         self._owned = owned
@@ -155,8 +156,8 @@ class GatedFrontier:
         self.inner.retry(lease, due=due, host_ready_at=host_ready_at, reason=reason)
         self.gate.leave(lease.host, self._clock.now(), host_ready_at)
 
-    def requeue(self, lease: Lease, *, host_ready_at: float) -> None:
-        self.inner.requeue(lease, host_ready_at=host_ready_at)
+    def requeue(self, lease: Lease, *, host_ready_at: float, defer: bool = False) -> None:
+        self.inner.requeue(lease, host_ready_at=host_ready_at, defer=defer)
         self.gate.leave(lease.host, self._clock.now(), host_ready_at)
 
     def hold_host(self, host: str, now: float, *, until: float) -> float | None:

@@ -8,7 +8,10 @@ a blocked host (``hosts`` overrides), the include / exclude patterns, then the
 frontier's exact seen check and host budgets (a host with an override gets its budget
 and priority from the frontier the first time this process admits for it). Every URL
 turned away is counted under ``dropped:<reason>``. Seeds, canonical links and redirect
-targets are never respelled: the user or the site named them. Sitemap files
+targets are never respelled: the user or the site named them. A link that is
+probably another spelling of a URL its host has, by a rule still learning, is admitted
+deferred (``frontier/deferral.py``: last in its host's queue, where the rule, learned
+meanwhile, usually has it skipped at its lease). Sitemap files
 themselves (``offer_sitemaps``) pass the scope, the block and the trap limits, and
 their own bounds (``frontier/sitemaps.py``).
 Each URL gets its key from the crawl's ``Ranker`` (``frontier/priority.py``); a
@@ -19,7 +22,7 @@ what a known URL still to be fetched gains. A seed line may end with a priority:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -27,17 +30,20 @@ from trawl import urls
 from trawl.config import HostOverride
 from trawl.dedup.urlrules import Rewrite
 from trawl.errors import UrlError
+from trawl.frontier.deferral import Deferral
 from trawl.frontier.equivalences import Equivalences
 from trawl.frontier.priority import Ranker
 from trawl.frontier.shape import HostRules, UrlPatterns
 from trawl.frontier.sitemaps import MAX_NESTING, SITEMAP_PRIORITY, SitemapLedger, SitemapRef
 from trawl.frontier.traps import ScopeFilter, TrapLimits, trap_reason
 from trawl.models import AddResult, Lease, NewUrl, UrlStatus
+from trawl.ranking import deferred_key, is_deferred
 from trawl.storage.base import Frontier
 
 BLOCKED = "host blocked"
 UNLIMITED = 1 << 53  # a host override's budget 0: no limit
 MAX_SEED_PRIORITY = 1e6
+DEFER_WAIT = 1.0  # seconds a deferred URL whose rule is about to be learned waits again
 
 
 class CounterSink(Protocol):
@@ -94,6 +100,7 @@ class Admission:
         hosts: HostRules | None = None,
         sitemaps: SitemapLedger | None = None,
         ranker: Ranker | None = None,
+        defer: bool = True,
     ) -> None:
         self._frontier = frontier
         self._scope = scope
@@ -102,6 +109,10 @@ class Admission:
         self._ranker = ranker or Ranker("depth")  # depth: a URL's key is its depth
         self._strip = strip_tracking
         self.equivalences = equivalences
+        # Probable spellings admitted last in their host's queue (with equivalences only).
+        self._deferral = (
+            Deferral(equivalences, frontier) if equivalences is not None and defer else None
+        )
         self._patterns = patterns or UrlPatterns()
         self._hosts = hosts or HostRules()
         self._ledger = sitemaps
@@ -180,6 +191,7 @@ class Admission:
         self, candidates: Iterable[Candidate], *, now: float, normalised: bool = True
     ) -> AddResult:
         """Admit what may be crawled; count the rest by reason."""
+        offers = candidates if isinstance(candidates, (list, tuple)) else list(candidates)
         batch: list[NewUrl] = []
         dropped: dict[str, int] = {}
         limits, scope, eq = self._limits, self._scope, self.equivalences
@@ -189,7 +201,11 @@ class Admission:
         seen = 0  # spellings of pages fetched under another one
         ranker = self._ranker
         opic = ranker.opic
-        for c in candidates:
+        deferral = self._deferral
+        offered = _Batch(offers)  # the batch's URLs, for deferral (made if asked)
+        taught: set[str] = set()  # rules that had a teacher in this batch
+        teachers: dict[int, tuple[str, list[str]]] = {}  # fp -> its host, the rules it teaches
+        for c in offers:
             url = c.url
             if not normalised:
                 try:
@@ -228,13 +244,21 @@ class Admission:
                 dropped[reason] = dropped.get(reason, 0) + 1
                 continue
             cash = ranker.stored_cash(c.cash)
+            fp = urls.fingerprint(url)
+            key = ranker.key(host, c.depth if c.priority is None else c.priority, cash)
+            if deferral is not None and c.rewrite and not c.named and c.depth > 0:
+                verdict = deferral.decide(url, host, offered, now=now, taught=taught)
+                if verdict.defer is not None:
+                    key = deferred_key(key)
+                elif verdict.teach:
+                    teachers[fp] = (host, verdict.teach)
             batch.append(
                 NewUrl(
                     url=url,
-                    fp=urls.fingerprint(url),
+                    fp=fp,
                     host=host,
                     depth=c.depth,
-                    priority=ranker.key(host, c.depth if c.priority is None else c.priority, cash),
+                    priority=key,
                     via=c.via,
                     hops=c.hops,
                     cash=cash,
@@ -249,6 +273,14 @@ class Admission:
         seen += result.seen
         self._counters.add("links:seen", seen)
         self._counters.add("links:new", len(result.added))
+        if deferral is not None and result.added:
+            n = 0
+            for u in result.added:
+                n += is_deferred(u.priority)
+                if (taught_by := teachers.get(u.fp)) is not None:
+                    deferral.teach(taught_by[0], taught_by[1], u.url, now=now)
+            if n:
+                self._counters.add("equivalence:deferred", n)
         if eq is not None and rewrites:
             eq.rewritten(rewrites)
         if undo:
@@ -262,7 +294,10 @@ class Admission:
         spelling is admitted (if new) and it is finished as skipped, nothing sent (the
         host's turn is not used). Returns the URL it stands for, None to fetch it.
         Redirect targets, seeds and URLs given back by a refuted rule are always
-        fetched, and so is a URL whose spelling failed or may not be crawled."""
+        fetched, and so is a URL whose spelling failed or may not be crawled.
+        A URL admitted before a rule started learning, which is now a probable spelling
+        (``frontier/deferral.py``), is given back deferred, nothing sent (the host's turn
+        not used either): returns the URL itself."""
         eq = self.equivalences
         if eq is None or lease.via is not None or lease.depth == 0 or lease.revisit is not None:
             return None
@@ -271,7 +306,7 @@ class Admission:
         if fetched is not None:  # its page was fetched under another spelling
             target, keys = fetched[0], keys + fetched[1]
         elif not keys:
-            return None
+            return self._defer(lease, now=now)
         else:
             known = self._frontier.lookup(target, lease.host, urls.fingerprint(target))
             if known is None:
@@ -289,6 +324,29 @@ class Admission:
         eq.rewritten(skipped)
         self._counters.add("equivalence:skipped")
         return target
+
+    def _defer(self, lease: Lease, *, now: float) -> str | None:
+        """Give a probable spelling back deferred (in the frontier's one step), unless
+        it is a teacher. A deferred URL whose turn came is fetched, unless its rule
+        has teachers on their way: then it waits ``DEFER_WAIT`` more (the host with
+        it: only deferred URLs are left in its queue), nothing sent either."""
+        deferral = self._deferral
+        if deferral is None:
+            return None
+        if is_deferred(lease.priority):
+            if not deferral.waits(lease.url, lease.host, now=now):
+                return None
+            self._frontier.requeue(lease, host_ready_at=now + DEFER_WAIT)
+            self._counters.add("equivalence:waited")
+            return lease.url
+        verdict = deferral.decide(lease.url, lease.host, (), now=now, taught=set(), look=True)
+        if verdict.defer is None:
+            if verdict.teach:
+                deferral.teach(lease.host, verdict.teach, lease.url, now=now)
+            return None
+        self._frontier.requeue(lease, host_ready_at=now, defer=True)
+        self._counters.add("equivalence:deferred")
+        return lease.url
 
     def failed(self, host: str, url: str, reason: str, *, now: float) -> None:
         """``url`` failed: a rule that rewrote URLs to it is refuted, its URLs given back."""
@@ -393,3 +451,19 @@ class Admission:
             self._counters.add(f"sitemap:files refused:{reason}", n)
         self._counters.add("sitemap:files queued", len(result.added))
         return AddResult(result.added, seen=result.seen, dropped=dropped)
+
+
+class _Batch:
+    """The URLs of a batch of candidates, as a set made the first time it is asked
+    (deferral asks only about URLs with a spelling learning, often never)."""
+
+    __slots__ = ("_offers", "_urls")
+
+    def __init__(self, offers: Sequence[Candidate]) -> None:
+        self._offers = offers
+        self._urls: set[str] | None = None
+
+    def __contains__(self, url: object) -> bool:
+        if self._urls is None:
+            self._urls = {c.url for c in self._offers}
+        return url in self._urls

@@ -25,7 +25,7 @@ rules again after ``refresh`` seconds, so what one learns the others apply.
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import TypeVar
 
@@ -101,19 +101,23 @@ class _Recent:
 
 
 class _Host:
-    __slots__ = ("active", "loaded_at", "rules")
+    __slots__ = ("active", "learning", "loaded_at", "rules")
 
     def __init__(self, rules: Iterable[UrlRule], now: float) -> None:
         self.rules = {r.key: r for r in rules}
         self.active = {k: r for k, r in self.rules.items() if r.state is RuleState.ACTIVE}
+        self.learning = {k: r for k, r in self.rules.items() if _learning(r)}  # deferral's
         self.loaded_at = now
 
     def put(self, rule: UrlRule) -> None:
-        self.rules[rule.key] = rule
+        key = rule.key
+        self.rules[key] = rule
+        self.active.pop(key, None)
+        self.learning.pop(key, None)
         if rule.state is RuleState.ACTIVE:
-            self.active[rule.key] = rule
-        else:
-            self.active.pop(rule.key, None)
+            self.active[key] = rule
+        elif _learning(rule):
+            self.learning[key] = rule
 
 
 class Equivalences:
@@ -179,6 +183,15 @@ class Equivalences:
         recent = self._recent.get(host)
         return None if recent is None else recent.forms.get(url)
 
+    def learning(self, host: str) -> Mapping[str, UrlRule]:
+        """The host's candidates with evidence of a page that may yet be applied."""
+        return self._host(host).learning
+
+    def parsed(self, host: str, url: str) -> bool:
+        """Whether ``url`` of ``host`` was parsed recently (its page is known)."""
+        recent = self._recent.get(host)
+        return recent is not None and url in recent.pages
+
     def rewritten(self, rewrites: list[Rewrite]) -> None:
         """Count and keep what admission rewrote (one entry per rule and URL)."""
         counts: dict[tuple[str, str], int] = {}
@@ -198,6 +211,14 @@ class Equivalences:
                 h.put(replace(rule, rewrites=rule.rewrites + n))
         if kept:
             self._store.log(kept)
+
+    def spellings_of(self, host: str, url: str) -> list[str]:
+        """The rule keys of ``url``'s recently parsed spellings (``/a/?ref=x``: ref)."""
+        recent = self._recent.get(host)
+        return [] if recent is None else [g[0] for g in recent.groups.get(url, ())]
+
+    def rule(self, host: str, key: str) -> UrlRule | None:
+        return self._host(host).rules.get(key)
 
     def rules(self, host: str) -> list[UrlRule]:
         return [self._host(host).rules[k] for k in sorted(self._host(host).rules)]
@@ -456,6 +477,10 @@ def _remember(lru: OrderedDict[K, V], name: K, value: V, cap: int) -> None:
     lru.move_to_end(name)
     if len(lru) > cap:
         lru.popitem(last=False)
+
+
+def _learning(rule: UrlRule) -> bool:
+    return rule.state is RuleState.CANDIDATE and bool(rule.pages) and ur.can_apply(rule.key)
 
 
 def _rule_name(key: str) -> str:

@@ -29,7 +29,7 @@ reload the index, so they may see it one batch behind.
 from __future__ import annotations
 
 import heapq
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from pathlib import Path
 
@@ -43,8 +43,13 @@ from trawl.index.schema import (
     body_field,
     title_field,
 )
-from trawl.index.stems import ascii_tokens
+from trawl.index.stems import AsciiTokens, ascii_split
 from trawl.memory import MemoryLimits
+
+try:
+    from trawl import _native
+except ImportError:  # pragma: no cover - not built (no C compiler): a set
+    _native = None  # type: ignore[assignment]
 
 # Words held (a crawl sets ``memory.lexicon_words``): the writer keeps them in a Python
 # set (some 80 bytes a word), and typo correction wants the common ones.
@@ -95,28 +100,69 @@ def _word(word: str) -> bool:
     return len(word) <= MAX_WORD and word.isalpha()
 
 
+class KnownWords:
+    """The words a lexicon holds, UTF-8: a native ``Terms`` table where
+    ``trawl._native`` is built (a page's tokens are looked up without a Python object
+    each), else a set."""
+
+    def __init__(self, words: Iterable[bytes] = (), *, native: bool = True) -> None:
+        self._table = _native.Terms() if native and _native is not None else None
+        self._set: set[bytes] = set()
+        self.update(words)
+
+    def update(self, words: Iterable[bytes]) -> None:
+        table = self._table
+        if table is None:
+            self._set.update(words)
+            return
+        for word in words:
+            table[word] = None
+
+    def __len__(self) -> int:
+        return len(self._set) if self._table is None else len(self._table)
+
+    def __contains__(self, word: bytes) -> bool:
+        return word in self._set if self._table is None else word in self._table
+
+    def __iter__(self) -> Iterator[bytes]:
+        return iter(self._set if self._table is None else self._table.keys())
+
+    def unknown(self, tokens: AsciiTokens) -> Iterable[bytes]:
+        """The distinct ``tokens`` not held."""
+        table = self._table
+        if table is None:
+            words = tokens if isinstance(tokens, list) else tokens.as_list()
+            return set(words).difference(self._set)
+        if isinstance(tokens, list):
+            return [w for w in set(tokens) if w not in table]
+        return table.missing(tokens)
+
+
 def words_of(
     plain: tantivy.TextAnalyzer,
     text: str,
-    known: AbstractSet[bytes] = frozenset(),
-    tokens: Iterable[bytes] | None = None,
+    known: AbstractSet[bytes] | KnownWords = frozenset(),
+    parts: Sequence[AsciiTokens] | None = None,
 ) -> set[str]:
     """The distinct words of ``text`` the lexicon may hold (``_word``), as the plain
     analyzer makes them, less those ``known`` (UTF-8). An ASCII text (nearly every
     page of a crawl's first language) is split in one pass over its bytes
-    (``tokens``: that split, ``stems.ascii_tokens``, if made already), as the analyzer
-    would split it (on anything but a letter or digit, lower-cased, tokens of 40 bytes
-    and more dropped, folding a no-op), and only the words not ``known`` (a few of a
-    page's thousands once the lexicon has the common words) are tested and made
-    strings: a third cheaper than building every token as a Python string."""
-    if tokens is None and text.isascii():
-        tokens = ascii_tokens(text)
-    if tokens is not None:
-        return {
-            w.decode("ascii")
-            for w in set(tokens).difference(known)
-            if len(w) < MAX_TOKEN_BYTES and w.isalpha()
-        }
+    (``parts``: that split, ``stems.ascii_split`` of each part of the text, if made
+    already), as the analyzer would split it (on anything but a letter or digit,
+    lower-cased, tokens of 40 bytes and more dropped, folding a no-op), and only the
+    words not ``known`` (a few of a page's thousands once the lexicon has the common
+    words) are tested and made strings: a third cheaper than building every token as
+    a Python string, and natively (``KnownWords``) cheaper again."""
+    if parts is None and text.isascii():
+        parts = [ascii_split(text)]
+    if parts is not None:
+        new: set[bytes] = set()
+        for part in parts:
+            if isinstance(known, KnownWords):
+                new.update(known.unknown(part))
+            else:
+                new.update(set(part if isinstance(part, list) else part.as_list()) - known)
+        return {w.decode("ascii") for w in new if len(w) < MAX_TOKEN_BYTES and w.isalpha()}
     return {w for w in plain.analyze(text) if _word(w) and w.encode("utf-8") not in known}
 
 
@@ -130,7 +176,9 @@ class LexiconWriter:
         self._index.reload()
         searcher = self._index.searcher()
         # The words held, UTF-8 (an ASCII page's words are compared as its bytes).
-        self._known = {str(t).encode("utf-8") for t, _df in searcher.terms_with_prefix("w", "")}
+        self._known = KnownWords(
+            str(t).encode("utf-8") for t, _df in searcher.terms_with_prefix("w", "")
+        )
         self._analyzers = {PLAIN: analyzer(PLAIN)}
         self._compacted_at: int | None = None  # num_docs at the last compaction
 
@@ -140,10 +188,10 @@ class LexiconWriter:
             a = self._analyzers[code] = analyzer(code)
         return a
 
-    def words(self, text: str, tokens: Iterable[bytes] | None = None) -> set[str]:
+    def words(self, text: str, parts: Sequence[AsciiTokens] | None = None) -> set[str]:
         """The words of a document's ``text`` (normalised title and body) that the
-        lexicon does not hold (``tokens``: its ASCII split, as for ``words_of``)."""
-        return words_of(self._analyzer(PLAIN), text, self._known, tokens)
+        lexicon does not hold (``parts``: its ASCII split, as for ``words_of``)."""
+        return words_of(self._analyzer(PLAIN), text, self._known, parts)
 
     def update(self, index: tantivy.Index, found: Sequence[tuple[str, set[str]]]) -> None:
         """After a commit of ``index``: admit the new words ``found`` in the documents
@@ -219,13 +267,13 @@ class LexiconWriter:
         for df, word in kept:
             self._writer.add_document(self._doc(word, df))
         self._writer.commit()
-        self._known = {w.encode("utf-8") for _df, w in kept}
+        self._known = KnownWords(w.encode("utf-8") for _df, w in kept)
         self._compacted_at = num_docs
 
     def clear(self) -> None:
         self._writer.delete_all_documents()
         self._writer.commit()
-        self._known = set()
+        self._known = KnownWords()
         self._compacted_at = None
 
     def close(self) -> None:

@@ -21,7 +21,6 @@ An index of an older schema is refused (``IndexFormatError``: rebuild it with
 
 from __future__ import annotations
 
-import itertools
 import shutil
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -45,7 +44,7 @@ from trawl.index.schema import (
     site_terms,
     title_field,
 )
-from trawl.index.stems import Stems, ascii_tokens, register_writer
+from trawl.index.stems import Stems, ascii_split, register_writer
 from trawl.memory import MemoryLimits
 from trawl.models import Location
 from trawl.storage.base import PageRecord
@@ -242,11 +241,11 @@ class Indexer(PageIndex):
             if stems is None:
                 stems = self._stems[code] = Stems(code)
             # An ASCII text is split once, for the lexicon and for the body's terms.
-            body = ascii_tokens(text) if text.isascii() else None
-            head = ascii_tokens(title) if body is not None and title.isascii() else None
+            body = ascii_split(text) if text.isascii() else None
+            head = ascii_split(title) if body is not None and title.isascii() else None
             w.add_document(_document(doc, code, title, stems.body(text, body), stems))
-            tokens = None if head is None or body is None else itertools.chain(head, body)
-            found.append((code, self._lexicon.words(f"{title}\n{text}", tokens)))
+            parts = None if head is None or body is None else (head, body)
+            found.append((code, self._lexicon.words(f"{title}\n{text}", parts)))
         opstamp = w.commit()
         self._lexicon.update(self._index, found)
         self.stats.documents += len(found)

@@ -12,10 +12,8 @@ A worker that dies is replaced and its page tried once more.
 from __future__ import annotations
 
 import asyncio
-import multiprocessing
 import time
 from collections.abc import Callable, Coroutine
-from concurrent.futures import Executor, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
@@ -27,6 +25,7 @@ from trawl.jobs import ParseJob
 from trawl.memory import PageBytes
 from trawl.models import Location
 from trawl.parse.page import PageInput, ParsedPage, ParseOptions, parse_page
+from trawl.parse.pool import ParsePool
 from trawl.parse.sitemap import MAX_BYTES as SITEMAP_MAX_BYTES
 from trawl.parse.sitemap import ParsedSitemap, parse_sitemap
 from trawl.parse.sitemap_stage import SitemapStage
@@ -77,7 +76,7 @@ class ParseRole:
         self._on_error = on_error
         self._writable = writable
         self._latency = latency
-        self._pool: Executor | None = None
+        self._pool: ParsePool | None = None
         self.tasks: set[asyncio.Task[None]] = set()
         # Bodies and results of the pages submitted and not yet applied (and, shared
         # with the HTTP client, the bodies being read).
@@ -111,6 +110,14 @@ class ParseRole:
                 self._last_seq = fresh[-1][0]
                 self.recovering.extend(fresh)
 
+    def take_over(self, queue: ParseQueue) -> None:
+        """Take up the entries this process took over from others (a dead worker's):
+        a process that fetches as well takes up its own pages as it fetches them and
+        does not ``poll``."""
+        room = self._take_up - self.backlog
+        if room > 0:
+            self.recovering.extend(queue.taken_over(limit=room))
+
     def feed(self) -> None:
         """Take recovered pages up while the workers have room for them."""
         while self.recovering and len(self.tasks) < self._take_up:
@@ -140,16 +147,12 @@ class ParseRole:
 
     # -- the work ----------------------------------------------------------------------
 
-    def _make_pool(self) -> Executor | None:
+    def _make_pool(self) -> ParsePool | None:
         if self._workers == 0:
             return None
         # A worker starts from a light module (parse/worker.py): the parser, not the
         # parse role's imports (the HTTP client, the stages).
-        return ProcessPoolExecutor(
-            max_workers=self._workers,
-            mp_context=multiprocessing.get_context("forkserver"),
-            initializer=init_worker,
-        )
+        return ParsePool(self._workers, initializer=init_worker)
 
     def _recover(self, seq: int, job: ParseJob) -> None:
         """A page stored before a crash but not parsed: parse it from its WARC record
@@ -191,10 +194,8 @@ class ParseRole:
         try:
             result = await self._run(job, task.body)
         except BrokenProcessPool:
-            # A worker died (a page crashed the parser?): new pool; one more try per page.
-            old, self._pool = self._pool, self._make_pool()
-            if old is not None:
-                old.shutdown(wait=False, cancel_futures=True)
+            # A worker died (a page crashed the parser?): the pool starts another in
+            # its place (parse/pool.py); one more try per page.
             if attempt < 2:
                 await self._parse_page(task, guess, attempt=attempt + 1)
                 return
@@ -213,12 +214,11 @@ class ParseRole:
 
     async def _run(self, job: ParseJob, body: bytes) -> ParsedPage | ParsedSitemap:
         """Parse in a worker process (or here, with no workers)."""
-        loop = asyncio.get_running_loop()
         if job.kind == "sitemap":
             sitemap = self._sitemaps.input(job, body)
             if self._pool is None:
                 return parse_sitemap(sitemap)
-            return await loop.run_in_executor(self._pool, parse_sitemap, sitemap)
+            return await self._pool.run(parse_sitemap, sitemap)
         page_input = PageInput(
             url=job.final_url,
             headers=job.headers,
@@ -228,7 +228,7 @@ class ParseRole:
         )
         if self._pool is None:
             return parse_page(page_input, self._options)
-        return await loop.run_in_executor(self._pool, parse_page, page_input, self._options)
+        return await self._pool.run(parse_page, page_input, self._options)
 
     async def _apply(self, seq: int, job: ParseJob, result: ParsedPage | ParsedSitemap) -> None:
         try:

@@ -305,7 +305,8 @@ class ParseStage:
         if near is not None and near.url == job.url:
             return None
         self._pages.count_duplicate(doc)
-        where = near.url if near is not None else doc
+        # Its founder may be another worker's page, claimed and not committed yet.
+        where = near.url if near is not None else self._pages.claimant(doc) or doc
         return ParseOutcome(K.NEAR_DUPLICATE, where), Outcome.NEAR_DUPLICATE, cluster
 
     def _offer_links(self, page: ParsedPage, depth: int, now: float, cash: float) -> Iterator[None]:

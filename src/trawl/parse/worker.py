@@ -1,18 +1,71 @@
-"""The start of a parse worker process: a light module, so a worker costs little.
+"""A parse worker process: a light module, so a worker costs little.
 
-A worker of the parse role's pool runs ``init_worker`` first, and so imports this
-module and the parser, nothing more. When the initializer lived in the parse role's
-module, every worker imported the parse role and what it imports (the HTTP client,
-the stages): 0.36 CPU-seconds a worker instead of 0.12, two or more per crawl process.
+A worker of the parse role's pool (``parse/pool.py``) runs ``serve`` with
+``init_worker`` first, and so imports this module and the parser, nothing more. When
+the initializer lived in the parse role's module, every worker imported the parse
+role and what it imports (the HTTP client, the stages): 0.36 CPU-seconds a worker
+instead of 0.12, two or more per crawl process.
 """
 
 from __future__ import annotations
 
+import pickle
 import signal
+import socket
+import struct
+from collections.abc import Callable
 
 from trawl.parse.page import PageInput, ParseOptions, parse_page
 
-__all__ = ["init_worker"]
+__all__ = ["HEADER", "frame", "init_worker", "serve"]
+
+HEADER = struct.Struct("<Q")  # a frame: its length, then a pickle
+
+
+def frame(value: object) -> bytes:
+    data = pickle.dumps(value, pickle.HIGHEST_PROTOCOL)
+    return HEADER.pack(len(data)) + data
+
+
+def _read_exact(sock: socket.socket, n: int) -> bytes | None:
+    """``n`` bytes, or None at the end of the stream (the crawl process is gone)."""
+    buf = bytearray(n)
+    view = memoryview(buf)
+    got = 0
+    while got < n:
+        k = sock.recv_into(view[got:])
+        if k == 0:
+            return None
+        got += k
+    return bytes(buf)
+
+
+def serve(sock: socket.socket, initializer: Callable[[], object] | None = None) -> None:
+    """A worker's life: the jobs of ``sock`` (frames of ``(id, function, args)``) run
+    one at a time, each answered with a frame of ``(id, ok, result or exception)``,
+    until the socket closes."""
+    if initializer is not None:
+        initializer()
+    while True:
+        try:
+            head = _read_exact(sock, HEADER.size)
+            body = None if head is None else _read_exact(sock, HEADER.unpack(head)[0])
+        except OSError:  # as the end of the stream
+            body = None
+        if body is None:
+            return
+        job_id, fn, args = pickle.loads(body)
+        try:
+            reply = frame((job_id, True, fn(*args)))
+        except BaseException as exc:  # the caller gets it, as from an executor
+            try:
+                reply = frame((job_id, False, exc))
+            except Exception:  # an exception that does not pickle
+                reply = frame((job_id, False, RuntimeError(repr(exc))))
+        try:
+            sock.sendall(reply)
+        except OSError:  # the crawl process closed its end (shut down, or gone)
+            return
 
 
 def init_worker() -> None:
@@ -20,8 +73,8 @@ def init_worker() -> None:
 
     Ctrl-C is the crawl process's business: a terminal sends SIGINT to the whole
     process group, and a worker that took it would die with a KeyboardInterrupt
-    traceback mid-page; the crawl process stops the pool itself. SIGTERM keeps its
-    default: the pool's own clean-up after a crashed worker terminates the others.
+    traceback mid-page; the crawl process stops the pool itself (closing the
+    workers' sockets). SIGTERM keeps its default.
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     parse_page(

@@ -84,8 +84,12 @@ class Frontier(Protocol):
         """Count a failed attempt; the URL waits until ``due`` and is then queued again."""
         ...
 
-    def requeue(self, lease: Lease, *, host_ready_at: float) -> None:
-        """Give the URL back without counting an attempt (robots fetched first, shutdown)."""
+    def requeue(self, lease: Lease, *, host_ready_at: float, defer: bool = False) -> None:
+        """Give the URL back without counting an attempt (robots fetched first, shutdown).
+
+        ``defer``: its key moves into the deferred band (``ranking.deferred_key``, in
+        the same step), so it goes after the host's other URLs (a probable spelling,
+        ``frontier/deferral.py``); a key in the band already stays."""
         ...
 
     def set_status(
@@ -108,7 +112,9 @@ class Frontier(Protocol):
 
     def revisit(self, host: str, fp: int, *, due: float, interval: float, shift: int = 0) -> None:
         """A finished page waits until ``due``, then is queued to be fetched again, its
-        key moved by ``shift`` (its change history: sooner for a page that changes). A
+        key out of the deferred band (``ranking.undeferred``: a revisit is never
+        deferred) and moved by ``shift`` (its change history: sooner for a page that
+        changes). A
         page already waiting for its revisit comes sooner if ``due`` is sooner (never
         later; its interval and key stay); other waiting, queued or leased URLs are left
         alone."""
@@ -234,6 +240,11 @@ class PageStore(Protocol):
         whose exact duplicate the page then is; None when the text is ``url``'s to keep."""
         ...
 
+    def claimant(self, content_hash: str) -> str | None:
+        """The URL whose text ``content_hash`` is: stored, or claimed by a worker of a
+        fleet about to store it (not committed yet); None if neither."""
+        ...
+
     def add(self, page: PageRecord) -> None: ...
 
     def count_duplicate(self, content_hash: str) -> None: ...
@@ -263,6 +274,13 @@ class ParseQueue(Protocol):
         ...
 
     def pending(self, *, after: int = 0, limit: int = 1000) -> list[tuple[int, ParseJob]]: ...
+
+    def taken_over(self, *, limit: int = 1000) -> list[tuple[int, ParseJob]]:
+        """Entries that became this process's from another since the last call (a dead
+        worker's, or one left idle past the claim time), each handed out once; always
+        empty where one process owns the queue. A process that fetches and parses
+        takes up its own pages as it fetches them, and others' only through this."""
+        ...
 
     def ack(self, seq: int) -> None: ...
 
@@ -521,6 +539,13 @@ class CrawlReader(Protocol):
         ...
 
     def close(self) -> None: ...
+
+
+def claimant_by_find(pages: PageStore, content_hash: str) -> str | None:
+    """``PageStore.claimant`` for a store with one writer: a text is claimed only as
+    it is added."""
+    found = pages.find(content_hash)
+    return None if found is None else found.url
 
 
 def claim_by_find(pages: PageStore, content_hash: str, url: str) -> str | None:

@@ -59,10 +59,11 @@ def acquire(
 ) -> float | None:
     """Take the host for ``holder`` (the row is updated): None, or when to ask again.
 
-    ``gap``: the pause the caller keeps after a response from the host. A lease taken
-    from a dead holder (killed, or silent past its beat) counts as that holder's
-    release now, since its last request may have ended just before: the host waits
-    ``gap`` (or a larger live ask) from now, and the caller asks again then.
+    ``gap``: how long the host waits after a lease taken from a dead holder (killed,
+    or silent past its beat), which counts as that holder's release now: its last
+    request may have ended just before, or still run at the server (the caller passes
+    a fetch's timeout and its delay). The host waits ``gap`` (or a larger live ask)
+    from now, and the caller asks again then.
     """
     other = row.holder
     if other is not None and other != holder and row.expires > now:

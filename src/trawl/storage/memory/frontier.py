@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from trawl.models import AddResult, Lease, NewUrl, UrlStatus
-from trawl.ranking import raised_key
+from trawl.ranking import deferred_key, raised_key, undeferred
 from trawl.storage.memory.frontier_state import (
     FrontierIndex,
     UrlRow,
@@ -191,9 +191,11 @@ class MemoryFrontier(FrontierIndex):
             self._move(UrlStatus.IN_FLIGHT, UrlStatus.WAITING)
         self._release(lease.host, host_ready_at)
 
-    def requeue(self, lease: Lease, *, host_ready_at: float) -> None:
+    def requeue(self, lease: Lease, *, host_ready_at: float, defer: bool = False) -> None:
         rec = self._leased_record(lease)
         if rec is not None:
+            if defer:
+                rec.priority = deferred_key(rec.priority)
             self._index(lease.host, rec, UrlStatus.QUEUED, None)
             self._move(UrlStatus.IN_FLIGHT, UrlStatus.QUEUED)
             self._s.hosts[lease.host].queued += 1
@@ -232,7 +234,7 @@ class MemoryFrontier(FrontierIndex):
         if rec.status in _ACTIVE:
             return
         old = rec.status
-        rec.priority += shift
+        rec.priority = undeferred(rec.priority) + shift
         self._index(host, rec, UrlStatus.WAITING, due)
         rec.revisit, rec.attempts, rec.reason = interval, 0, "revisit"
         self._move(old, UrlStatus.WAITING)

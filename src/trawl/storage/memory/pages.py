@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 
 from trawl.jobs import ParseJob
-from trawl.storage.base import FetchRecord, PageRecord, RobotsRow, claim_by_find
+from trawl.storage.base import FetchRecord, PageRecord, RobotsRow, claim_by_find, claimant_by_find
 from trawl.storage.reasons import one_line
 
 
@@ -33,6 +33,9 @@ class MemoryPageStore:
 
     def claim(self, content_hash: str, url: str) -> str | None:
         return claim_by_find(self, content_hash, url)
+
+    def claimant(self, content_hash: str) -> str | None:
+        return claimant_by_find(self, content_hash)
 
     def add(self, page: PageRecord) -> None:
         if page.content_hash in self._pages:  # the primary key of the SQLite table
@@ -100,6 +103,9 @@ class MemoryParseQueue:
             if seq > after:
                 out.append((seq, ParseJob.load(job)))
         return out
+
+    def taken_over(self, *, limit: int = 1000) -> list[tuple[int, ParseJob]]:
+        return []  # one process owns this queue: nothing to take over
 
     def ack(self, seq: int) -> None:
         self._s.jobs.pop(seq, None)

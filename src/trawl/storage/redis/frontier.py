@@ -273,8 +273,8 @@ class RedisFrontier(FrontierOutcomes):
     def retry(self, lease: Lease, *, due: float, host_ready_at: float, reason: str) -> None:
         self._end(lease, "r", host_ready_at=host_ready_at, reason=reason, due=due)
 
-    def requeue(self, lease: Lease, *, host_ready_at: float) -> None:
-        self._end(lease, "q", host_ready_at=host_ready_at)
+    def requeue(self, lease: Lease, *, host_ready_at: float, defer: bool = False) -> None:
+        self._end(lease, "d" if defer else "q", host_ready_at=host_ready_at)
 
     # -- a host's turn for another page's request ---------------------------------------
 

@@ -16,12 +16,14 @@ plus its ``priority`` (``host_state``). Keys move as ``trawl.ranking`` says.
 
 from __future__ import annotations
 
-from trawl.ranking import FLOOR, SCALE
+from trawl.ranking import DEFERRED, FLOOR, SCALE
 
 _PRELUDE = (
     f"""
 local SCALE = {SCALE}
 local FLOOR = {FLOOR!r}
+local DEFERRED = {DEFERRED}
+local BORDER = {DEFERRED // 2}
 """
     + r"""
 local NONE = '\0'
@@ -48,6 +50,17 @@ local function snapshot(K, fp, current)
 end
 local function touched(K, fp, rec) redis.call('HSET', K[5], 'v:' .. fp, rec[13]) end
 local function fmt(x) return string.format('%.17g', x) end
+-- ranking.deferred_key and undeferred (keys are strings of integers below 2^53).
+local function to_band(key)
+  local k = tonumber(key)
+  if k < BORDER then k = k + DEFERRED end
+  return string.format('%d', k)
+end
+local function out_of_band(key)
+  local k = tonumber(key)
+  if k >= BORDER then k = k - DEFERRED end
+  return k
+end
 local function cash(rec) return num(rec[14], 1), num(rec[15], 0) end
 -- ranking.raised_key: the key of a URL whose importance grows by gain.
 local function raised(key, importance, gain)
@@ -144,9 +157,10 @@ return {'ok', fp, redis.call('HGET', KEYS[2], fp), redis.call('ZCARD', KEYS[3]),
 """
 )
 
-# The end of a lease. ARGV: fp, expiry, kind (f finish, r retry, q requeue), status,
-# host_ready_at, reason, etag, last_modified, due, the lease's cash (passed on when the
-# status is fetched or redirected). A lease no longer held changes nothing.
+# The end of a lease. ARGV: fp, expiry, kind (f finish, r retry, q requeue, d requeue
+# deferred: its key into the deferred band), status, host_ready_at, reason, etag,
+# last_modified, due, the lease's cash (passed on when the status is fetched or
+# redirected). A lease no longer held changes nothing.
 # Returns {old status, new status, queued, order} or {'late'}.
 FINISH = (
     _PRELUDE
@@ -171,6 +185,7 @@ elseif kind == 'r' then
   rec[6] = tostring(tonumber(rec[6]) + 1)
 else
   rec[4], rec[5] = '0', cjson.null
+  if kind == 'd' then rec[3] = to_band(rec[3]) end
 end
 put(KEYS, fp, rec, old)
 touched(KEYS, fp, rec)
@@ -215,7 +230,7 @@ else
   if active then return out end
   snapshot(KEYS, fp, current)
   rec[4], rec[5], rec[12], rec[6], rec[7] = '6', ARGV[5], ARGV[6], '0', 'revisit'
-  rec[3] = string.format('%d', tonumber(rec[3]) + tonumber(ARGV[7]))
+  rec[3] = string.format('%d', out_of_band(rec[3]) + tonumber(ARGV[7]))
 end
 put(KEYS, fp, rec, old)
 touched(KEYS, fp, rec)

@@ -140,6 +140,12 @@ class RedisPageStore(PageReads):
         found = self.find(content_hash)
         return None if found is None or found.url == url else found.url
 
+    def claimant(self, content_hash: str) -> str | None:
+        page = self.find(content_hash)
+        if page is not None:
+            return page.url
+        return text(self._conn.call("HGET", self._keys.page_claims, content_hash))
+
     @property
     def has_writes(self) -> bool:
         """Writes or claims waiting for the commit."""

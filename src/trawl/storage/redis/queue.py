@@ -15,6 +15,10 @@ parsed), plus entries of other consumers idle longer than ``claim_idle`` seconds
 (``XAUTOCLAIM``: a dead worker's pages go to the living), plus its own new ones.
 Entries that became this worker's after it polled past their numbers (taken over
 from a dead worker, claimed idle) are handed out once whatever ``after`` says.
+``taken_over`` hands out only those: a worker that fetches and parses takes up its
+own pages as it fetches them and never polls ``pending``, so without it a dead
+worker's adopted pages would wait in its pending list for ever (found by the kill
+drill: the crawl never ended).
 """
 
 from __future__ import annotations
@@ -113,6 +117,13 @@ class RedisParseQueue:
             if len(rows) < _CHUNK:
                 break
             start = text(rows[-1][0]) or "0"
+        out += self._claim_idle()
+        out.sort(key=lambda e: e[0])
+        return out
+
+    def _claim_idle(self) -> list[tuple[int, bytes]]:
+        """Other consumers' entries idle past ``claim_idle``, now this consumer's."""
+        out: list[tuple[int, bytes]] = []
         cursor = "0-0"
         while True:
             answer = self._conn.call(
@@ -120,20 +131,18 @@ class RedisParseQueue:
                 self._claim_idle_ms, cursor, "COUNT", _CHUNK,
             )  # fmt: skip
             claimed = _jobs(answer[1])
-            self._late.update(seq for seq, _job in claimed)
+            self._late.update(claimed)
             out += claimed
             cursor = text(answer[0]) or "0-0"
             if cursor == "0-0":
-                break
-        out.sort(key=lambda e: e[0])
-        return out
+                return out
 
     def drop(self) -> None:
         self._puts: dict[int, ParseJob] = {}
         self._acks: set[int] = set()
         # Seqs that became this consumer's after it may have polled past them (taken
         # over from a dead worker, claimed idle): handed out once whatever ``after``.
-        self._late: set[int] = set()
+        self._late: dict[int, bytes] = {}
 
     def adopt(self, consumer: str) -> int:
         """Take over the pending entries of ``consumer`` (a dead worker); how many."""
@@ -145,7 +154,7 @@ class RedisParseQueue:
             ids: list[Any] = [text(r["message_id"]) or "" for r in rows]
             if ids:
                 got = self._conn.counted().xclaim(self._keys.stream, GROUP, self._consumer, 0, ids)
-                self._late.update(seq for seq, _job in _jobs(got))
+                self._late.update(_jobs(got))
                 taken += len(ids)
             if len(ids) < _CHUNK:
                 break
@@ -167,13 +176,26 @@ class RedisParseQueue:
             if len(out) >= limit:
                 return out
             if (seq > after or seq in self._late) and seq not in self._acks:
-                self._late.discard(seq)
+                self._late.pop(seq, None)
                 out.append((seq, ParseJob.load(job)))
         for seq, parse_job in self._puts.items():
             if len(out) >= limit:
                 break
             if seq > after:
                 out.append((seq, parse_job))
+        return out
+
+    def taken_over(self, *, limit: int = 1000) -> list[tuple[int, ParseJob]]:
+        """Adopted entries (``adopt``) and others' idle ones (claimed here), once each:
+        one round trip, so a worker that fetches and parses can ask every second."""
+        self._claim_idle()
+        out: list[tuple[int, ParseJob]] = []
+        for seq in sorted(self._late):
+            if len(out) >= limit:
+                break
+            job = self._late.pop(seq)
+            if seq not in self._acks:
+                out.append((seq, ParseJob.load(job)))
         return out
 
     def ack(self, seq: int) -> None:

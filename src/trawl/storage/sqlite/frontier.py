@@ -14,7 +14,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import replace
 
 from trawl.models import AddResult, Lease, NewUrl, UrlStatus
-from trawl.ranking import raised_key
+from trawl.ranking import DEFERRED, deferred_key, raised_key
 from trawl.storage.reasons import one_line
 from trawl.storage.sqlite.frontier_state import FrontierRows, Host, wrap_fp
 
@@ -23,6 +23,9 @@ _MAX_PARAMS = 900
 _ACTIVE = frozenset({UrlStatus.QUEUED, UrlStatus.IN_FLIGHT, UrlStatus.WAITING})
 # Statuses whose lease end passes the URL's cash on to what it leads to.
 _PASSES_CASH = frozenset({UrlStatus.FETCHED, UrlStatus.REDIRECTED})
+# A key into the deferred band (ranking.deferred_key), in SQL: (border, DEFERRED).
+_BORDER = DEFERRED // 2
+_TO_BAND = ", priority=priority+(CASE WHEN priority<? THEN ? ELSE 0 END)"
 
 
 class SqliteFrontier(FrontierRows):
@@ -235,14 +238,19 @@ class SqliteFrontier(FrontierRows):
             self._move(UrlStatus.IN_FLIGHT, UrlStatus.WAITING)
         self._release(lease.host, host_ready_at)
 
-    def requeue(self, lease: Lease, *, host_ready_at: float) -> None:
-        if self._end_lease(lease, "UPDATE urls SET status=0, due=NULL", ()):
+    def requeue(self, lease: Lease, *, host_ready_at: float, defer: bool = False) -> None:
+        sql, params = "UPDATE urls SET status=0, due=NULL", tuple[object, ...]()
+        if defer:
+            sql += _TO_BAND
+            params = (_BORDER, DEFERRED)
+        if self._end_lease(lease, sql, params):
             self._move(UrlStatus.IN_FLIGHT, UrlStatus.QUEUED)
             host = self._hosts[lease.host]
             host.queued += 1
             # Its key may have improved while it was out (an in-link): the head is then
             # a little pessimistic until the next take reads the queue again.
-            self._improve(host, lease.priority, {})
+            key = deferred_key(lease.priority) if defer else lease.priority
+            self._improve(host, key, {})
             self._dirty.add(host.id)
         self._release(lease.host, host_ready_at)
 
@@ -286,8 +294,9 @@ class SqliteFrontier(FrontierRows):
             return
         self._c.execute(
             "UPDATE urls SET status=6, due=?, revisit=?, attempts=0, reason='revisit', "
-            "priority=priority+? WHERE host_id=? AND fp=?",
-            (due, interval, shift, host_id, fp),
+            "priority=priority-(CASE WHEN priority>=? THEN ? ELSE 0 END)+? "
+            "WHERE host_id=? AND fp=?",
+            (due, interval, _BORDER, DEFERRED, shift, host_id, fp),
         )
         self._move(old, UrlStatus.WAITING)
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from trawl.jobs import ParseJob
 from trawl.models import Location
-from trawl.storage.base import FetchRecord, PageRecord, RobotsRow, claim_by_find
+from trawl.storage.base import FetchRecord, PageRecord, RobotsRow, claim_by_find, claimant_by_find
 from trawl.storage.reasons import one_line
 from trawl.storage.sqlite.db import Database
 
@@ -47,6 +47,9 @@ class SqlitePageStore:
 
     def claim(self, content_hash: str, url: str) -> str | None:
         return claim_by_find(self, content_hash, url)
+
+    def claimant(self, content_hash: str) -> str | None:
+        return claimant_by_find(self, content_hash)
 
     def add(self, page: PageRecord) -> None:
         w, t = page.warc, page.text
@@ -186,6 +189,9 @@ class SqliteParseQueue:
             "SELECT seq, job FROM parse_queue WHERE seq > ? ORDER BY seq LIMIT ?", (after, limit)
         ).fetchall()
         return [(seq, ParseJob.load(job)) for seq, job in rows]
+
+    def taken_over(self, *, limit: int = 1000) -> list[tuple[int, ParseJob]]:
+        return []  # one process owns this queue: nothing to take over
 
     def ack(self, seq: int) -> None:
         self._c.execute("DELETE FROM parse_queue WHERE seq=?", (seq,))

@@ -1,0 +1,17 @@
+/* trawl._native: the hot loops of a crawl's pages in C (optional: every caller has a
+ * Python path computing the same, used when this module is not built). */
+#ifndef TRAWL_NATIVE_H
+#define TRAWL_NATIVE_H
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+
+/* minhash.c */
+PyObject *native_minima(PyObject *module, PyObject *args);
+PyObject *native_signature(PyObject *module, PyObject *args);
+
+/* terms.c: the Tokens and Terms types, added to the module. */
+int native_add_terms(PyObject *module);
+
+#endif

@@ -1,0 +1,30 @@
+/* trawl._native.Tokens, shared by tokens.c (the type) and terms.c (its user). */
+#ifndef TRAWL_TOKENS_H
+#define TRAWL_TOKENS_H
+
+#include "native.h"
+#include "xxh3.h"
+
+/* A token's hash (any length; within this process only). */
+static inline uint64_t
+token_hash(const uint8_t *p, Py_ssize_t len)
+{
+    if (len <= XXH_SHORT_MAX)
+        return xxh3_short(p, (size_t)len);
+    /* A long token (rare): its first 240 bytes' hash, its length and its last bytes. */
+    uint64_t h = xxh3_short(p, XXH_SHORT_MAX) ^ ((uint64_t)len * PRIME64_1);
+    return h ^ rrmxmx(le64(p + len - 8), (uint64_t)len);
+}
+
+typedef struct {
+    PyObject_HEAD
+    char *text; /* the data lower-cased */
+    Py_ssize_t n;
+    Py_ssize_t *start;
+    Py_ssize_t *size;
+    uint64_t *hash;
+} TokensObject;
+
+extern PyTypeObject TokensType;
+
+#endif
