@@ -113,6 +113,12 @@ class PageBytes:
         """``n`` bytes more held (negative: given back)."""
         self.held += n
 
+    def charge(self, n: int) -> int:
+        """What a page of ``n`` bytes counts: at most half the limit, so that one page
+        larger than that (a body up to ``max_body_bytes``, 10 MiB) never stops fetching
+        on its own while it is read, parsed and admitted; two such pages do."""
+        return min(n, self.limit // 2)
+
     @property
     def full(self) -> bool:
         return self.held >= self.limit

@@ -106,6 +106,23 @@ async def test_a_body_is_counted_while_it_is_read(
     assert meter.held == 0  # whole: the fetch stage and the parse role hold it now
 
 
+async def test_a_body_counts_half_the_budget_at_most(
+    server: Server, held: tuple[HttpClient, PageBytes]
+) -> None:
+    client, meter = held
+    meter.limit = 2 * CHUNK + 2  # half: one chunk and a byte
+    fetch = asyncio.create_task(client.get(server.url("/slow")))
+    await server.first_sent.wait()
+    await _until(lambda: meter.held > 0, "the first chunk counted")
+    assert meter.held == CHUNK
+    server.go_on.set()
+    for _ in range(100):  # the rest comes and is read: never over half the budget
+        await asyncio.sleep(0)
+        assert meter.held <= CHUNK + 1
+    response = await fetch
+    assert len(response.body) == 4 * CHUNK and meter.held == 0
+
+
 async def test_a_capped_body_is_given_back(
     server: Server, held: tuple[HttpClient, PageBytes]
 ) -> None:

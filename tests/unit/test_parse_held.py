@@ -121,3 +121,20 @@ async def test_pages_held_are_given_back_on_failure_and_cancel() -> None:
     await role.drop()  # a full disk: everything in flight cancelled
     assert held.held == 0
     role.shutdown(wait=True)
+
+
+async def test_one_huge_page_counts_half_the_budget_at_most() -> None:
+    # A page of a budget's size (a 10 MiB body on a 16 MiB budget: its body and its
+    # result to come) does not stop fetching while it is parsed and admitted.
+    held = PageBytes(20_000)
+    stage = Stage()
+    role = _role(stage, held, [])
+    role.start([])
+    role.submit(ParseTask(seq=1, job=_job(1), body=_body(1, 3_000)))  # some 30,000 bytes
+    assert held.held == 10_000 and role.has_room()
+    role.submit(ParseTask(seq=2, job=_job(2), body=_body(2, 3_000)))  # two such: full
+    assert not role.has_room()
+    stage.go.set()
+    await asyncio.gather(*role.tasks)
+    assert held.held == 0
+    role.shutdown(wait=True)

@@ -454,8 +454,9 @@ async def _read_body(
             if not chunk:
                 break
             size += len(chunk)
-            counted += len(chunk)
-            reading.held += len(chunk)
+            charged = reading.charge(size)  # at most half the budget a body
+            reading.held += charged - counted
+            counted = charged
             if size > cap:
                 chunk = chunk[: len(chunk) - (size - cap)]
                 size = cap

@@ -36,13 +36,24 @@ from trawl.storage.base import ParseQueue
 __all__ = ["ParseRole"]
 
 # Fetching pauses (``has_room`` False) while the pages submitted and not yet applied
-# hold ``page_bytes.limit`` bytes (``MemoryLimits.pages``, with the bodies being read),
+# hold ``page_bytes.limit`` bytes (``MemoryLimits.pages``, with the fetches under way),
 # or ``max_held_pages`` pages: parsing that falls behind for a moment must not stop
 # fetching, since a host's turn not taken is lost for good, but memory stays bounded
 # when parsing cannot keep up at all. A page submitted holds its body and, until its
 # result comes back, as much again (the result's main text and links are of the order
-# of the body, and wait for the event loop like it); then its result's own size.
+# of the body, and wait for the event loop like it); then its body and its result's
+# own size. A page counts at most half the limit (``PageBytes.charge``): one huge page
+# never stops fetching on its own while it is parsed and admitted.
 _RESULT_GUESS = 1  # a result not yet back counts this many times its body
+
+
+class _Charge:
+    """What one page counts in the page budget now."""
+
+    __slots__ = ("n",)
+
+    def __init__(self, n: int) -> None:
+        self.n = n
 
 
 class ParseRole:
@@ -124,8 +135,9 @@ class ParseRole:
             self._recover(*self.recovering.pop(0))
 
     def submit(self, task: ParseTask) -> None:
-        self.held.add((1 + _RESULT_GUESS) * len(task.body))
-        self._track(self._parse(task))
+        charge = _Charge(0)
+        self._recount(charge, (1 + _RESULT_GUESS) * len(task.body))
+        self._track(self._parse(task, charge))
 
     async def finish(self, grace: float) -> None:
         """Let parses under way end within ``grace`` seconds (0: none); cancel the rest
@@ -180,15 +192,20 @@ class ParseRole:
         self.tasks.add(t)
         t.add_done_callback(self.tasks.discard)
 
-    async def _parse(self, task: ParseTask) -> None:
-        guess = _RESULT_GUESS * len(task.body)
-        try:
-            await self._parse_page(task, guess)
-        finally:
-            self.held.add(-len(task.body))
+    def _recount(self, charge: _Charge, size: int) -> None:
+        """A page now holds ``size`` bytes: its ``charge`` (capped) follows."""
+        n = self.held.charge(size)
+        self.held.add(n - charge.n)
+        charge.n = n
 
-    async def _parse_page(self, task: ParseTask, guess: int, *, attempt: int = 1) -> None:
-        """Parse and apply ``task``, whose result was counted as ``guess`` bytes."""
+    async def _parse(self, task: ParseTask, charge: _Charge) -> None:
+        try:
+            await self._parse_page(task, charge)
+        finally:
+            self._recount(charge, 0)
+
+    async def _parse_page(self, task: ParseTask, charge: _Charge, *, attempt: int = 1) -> None:
+        """Parse and apply ``task``, counted in the page budget by ``charge``."""
         job = task.job
         started = time.monotonic()
         try:
@@ -197,20 +214,13 @@ class ParseRole:
             # A worker died (a page crashed the parser?): the pool starts another in
             # its place (parse/pool.py); one more try per page.
             if attempt < 2:
-                await self._parse_page(task, guess, attempt=attempt + 1)
+                await self._parse_page(task, charge, attempt=attempt + 1)
                 return
             result = _failed(job, "parse worker crashed")
-        except BaseException:
-            self.held.add(-guess)
-            raise
         if self._latency is not None:
             self._latency(time.monotonic() - started)
-        size = result_bytes(result)
-        self.held.add(size - guess)  # the result's own size, now it is here
-        try:
-            await self._apply(task.seq, job, result)
-        finally:
-            self.held.add(-size)
+        self._recount(charge, len(task.body) + result_bytes(result))  # the result is here
+        await self._apply(task.seq, job, result)
 
     async def _run(self, job: ParseJob, body: bytes) -> ParsedPage | ParsedSitemap:
         """Parse in a worker process (or here, with no workers)."""
