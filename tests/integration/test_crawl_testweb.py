@@ -478,7 +478,14 @@ def test_the_link_graph_holds_the_links_of_every_page_followed(
         if status == "parsed" and (reason or "").startswith(_LINKS_TAKEN)
     }
     described = {u: m for u in taken if (m := _model_links(crawled, u)) is not None}
-    assert set(by_source) <= taken
+    # A near copy found only at its founder claim (a fleet's two workers keeping near
+    # copies at once: parse/stage.py) had its links taken before: they are in the graph.
+    late_near = {
+        url
+        for url, (status, reason) in crawled.states.items()
+        if status == "parsed" and (reason or "").startswith("near duplicate of")
+    }
+    assert set(by_source) <= taken | late_near
     assert {u for u, m in described.items() if any(m)} <= set(by_source)
     checked = 0
     for source, links in by_source.items():
