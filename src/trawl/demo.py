@@ -96,7 +96,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
 
-    from trawl.cli._run import _LateInterrupts, _run
+    from trawl.cli._run import LateInterrupts, _run
     from trawl.crawl import Crawl
     from trawl.progress import ProgressReporter
 
@@ -106,7 +106,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     resolve_file = args.data / "resolve.txt"
     print(f"sample web: {args.hosts} hosts x {args.pages} pages, served on 127.0.0.1")
     server, seeds = _start_sample_web(args.hosts, args.pages, args.port, resolve_file)
-    late = _LateInterrupts()
+    late = LateInterrupts()
     try:
         config = CrawlConfig(
             data_dir=args.data,

@@ -3,10 +3,14 @@
 Reads the text records (the crawl's text log, through its ``BlobStore``) only up to the
 end the crawl's store has committed (``CrawlReader.committed_logs``): bytes past
 it may be a record cut off mid-write or one the crawl will redo, so an export of a
-running crawl is a consistent snapshot. Every record is mapped onto one fixed schema
-(``SCHEMA``, documented in docs/export-schema.md): missing fields become nulls, values
-of the wrong type nulls too, and fields the schema does not know are kept as JSON in
-the ``extra`` column, so nothing is lost and every file has the same columns.
+running crawl is a consistent snapshot. A record is a document when its page (the
+store's one record of that text) names it: a fleet worker stopped after its commit
+made its logs' ends durable and before its pages were written leaves records that
+another worker then stores again; the copy no page names is left out (``superseded``).
+Every record is mapped onto one fixed schema (``SCHEMA``, documented in
+docs/export-schema.md): missing fields become nulls, values of the wrong type nulls
+too, and fields the schema does not know are kept as JSON in the ``extra`` column,
+so nothing is lost and every file has the same columns.
 
 Output files are written under a temporary name and renamed when complete, then a
 ``_manifest.json`` (written the same way) lists them: a reader that sees the manifest
@@ -29,6 +33,7 @@ import orjson
 from trawl.errors import StorageError, TrawlError
 from trawl.models import Position
 from trawl.parse.quality import QualitySignals
+from trawl.storage.base import PageRecord
 from trawl.storage.blobs import TEXT_LOG, BlobStore, LogSpec
 from trawl.storage.blobs import committed_ends as blob_ends
 from trawl.storage.place import CrawlPlace
@@ -87,6 +92,7 @@ class ExportSummary:
     files: tuple[str, ...]
     committed: str  # where the text log was read up to, "index:offset" (a fleet: per writer)
     skipped: int  # unreadable lines (none in a healthy crawl)
+    superseded: int = 0  # committed records no page names (a fleet's cut-off commits)
 
 
 # -- reading only what is committed ------------------------------------------------------
@@ -102,19 +108,51 @@ def committed_ends(place: CrawlPlace) -> list[tuple[LogSpec, Position]]:
         reader.close()
 
 
+# How many records are checked against their pages at once (one store round trip).
+_BATCH = 512
+
+PagesOf = Callable[[Sequence[str]], "dict[str, PageRecord]"]
+
+
 def committed_records(
-    blobs: BlobStore, ends: Sequence[tuple[LogSpec, Position]], skipped: list[int]
+    blobs: BlobStore,
+    ends: Sequence[tuple[LogSpec, Position]],
+    skipped: list[int],
+    pages_of: PagesOf,
+    superseded: list[int] | None = None,
 ) -> Iterator[dict[str, Any]]:
-    """Every text record before each writer's end, in log order; bad lines are counted
-    in ``skipped``."""
+    """Every stored text record before each writer's end, in log order: bad lines are
+    counted in ``skipped``, records no page names (``pages_of``) in ``superseded``."""
+    left_out = superseded if superseded is not None else [0]
     for spec, end in ends:
         for index in range(1, end.index + 1):
             stop = end.offset if index == end.index else None
-            for record in _lines(blobs, spec, spec.segment(index), stop):
-                if isinstance(record, dict):
-                    yield record
-                else:
+            segment = spec.segment(index)
+            batch: list[dict[str, Any]] = []
+            for record in _lines(blobs, spec, segment, stop):
+                if not isinstance(record, dict):
                     skipped[0] += 1
+                    continue
+                batch.append(record)
+                if len(batch) >= _BATCH:
+                    yield from _named(batch, segment, pages_of, left_out)
+                    batch = []
+            yield from _named(batch, segment, pages_of, left_out)
+
+
+def _named(
+    batch: list[dict[str, Any]], segment: str, pages_of: PagesOf, left_out: list[int]
+) -> Iterator[dict[str, Any]]:
+    """The records of ``batch`` (from ``segment``) that their pages name."""
+    hashes = [h for h in (r.get("content_hash") for r in batch) if isinstance(h, str)]
+    pages = pages_of(hashes) if hashes else {}
+    for record in batch:
+        page = pages.get(str(record.get("content_hash")))
+        # A writer stores a text once, so its page naming this segment names this record.
+        if page is not None and page.text.file == segment:
+            yield record
+        else:
+            left_out[0] += 1
 
 
 def _lines(blobs: BlobStore, spec: LogSpec, segment: str, stop: int | None) -> Iterator[object]:
@@ -222,8 +260,13 @@ def export(
     old = {p.name for p in out_dir.iterdir() if _PART.match(p.name) or p.name == "_manifest.json"}
     if old and not overwrite:
         raise ExportError(f"{out_dir} holds an export already (use --overwrite to replace it)")
-    skipped = [0]
-    records = committed_records(place.blob_store(), ends, skipped) if ends else iter(())
+    skipped, superseded = [0], [0]
+    reader = place.reader()
+    records = (
+        committed_records(place.blob_store(), ends, skipped, reader.pages_of, superseded)
+        if ends
+        else iter(())
+    )
     try:
         if format == "parquet":
             files, count = _write_parquet(records, out_dir, docs_per_file, row_group_docs)
@@ -233,6 +276,8 @@ def export(
         for p in out_dir.glob(".part-*.tmp"):  # a failed export leaves no half file behind
             p.unlink(missing_ok=True)
         raise
+    finally:
+        reader.close()
     for name in old - set(files) - {"_manifest.json"}:
         (out_dir / name).unlink(missing_ok=True)
     manifest = {
@@ -242,12 +287,13 @@ def export(
         "files": list(files),
         "committed": committed,
         "skipped_lines": skipped[0],
+        "superseded_records": superseded[0],
         "exported_at": datetime.now(UTC).isoformat(timespec="seconds"),
     }
     tmp = out_dir / "._manifest.json.tmp"
     tmp.write_bytes(orjson.dumps(manifest, option=orjson.OPT_INDENT_2) + b"\n")
     _fsync_replace(tmp, out_dir / "_manifest.json")
-    return ExportSummary(count, tuple(files), committed, skipped[0])
+    return ExportSummary(count, tuple(files), committed, skipped[0], superseded[0])
 
 
 def _committed_text(ends: Sequence[tuple[LogSpec, Position]]) -> str:

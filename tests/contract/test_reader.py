@@ -104,3 +104,20 @@ def test_a_urls_fetch_and_its_host(backend: Backend) -> None:
     assert a is not None
     assert [r.host for r in a.robots] == ["https://a.example"]
     reader.close()
+
+
+def test_pages_of_gives_the_committed_pages_of_many_hashes(backend: Backend) -> None:
+    store = backend.store()
+    for n in range(1, 4):
+        store.pages.add(page(n))
+    backend.commit()
+    store.pages.add(page(4))  # not committed: no reader sees it
+    reader = store.reader()
+    try:
+        many = [f"h{n:03d}" for n in (3, 1, 4, 9, 1)] + [f"x{n}" for n in range(600)]
+        found = reader.pages_of(many)
+        assert sorted(found) == ["h001", "h003"]
+        assert found["h003"] == reader.page("h003")
+        assert reader.pages_of([]) == {}
+    finally:
+        reader.close()

@@ -30,6 +30,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
@@ -38,6 +39,7 @@ from tests.integration.crawlkit import assert_same_states, portless
 from tests.redis_servers import RedisCluster, RedisServer
 from trawl.dedup.minhash import MinHasher
 from trawl.dedup.near import MemoryNearIndex
+from trawl.export import export
 from trawl.jobs import OutcomeKind
 from trawl.models import Position
 from trawl.service.fleet_events import FleetEventTail, parse_cursor
@@ -357,20 +359,31 @@ async def _check(
     assert _near_copies(with_reasons) > 0 and _near_copies(reference) > 0
 
     blobs = place.blob_store()
-    records = []
-    for spec, end in _committed_ends(place, TEXT_LOG):
-        for _segment, data in _committed_bytes(blobs, spec, end):
-            records += [orjson.loads(x) for x in gzip.decompress(data).splitlines()]
-    hashes = [r["content_hash"] for r in records]
-    assert len(hashes) == len(set(hashes)), "a text was stored twice"
     reader = place.reader()
     try:
         pages = list(reader.pages())
     finally:
         reader.close()
-    assert {p.content_hash for p in pages} == set(hashes)
-    kept = {p.content_hash for p in pages}
-    _no_two_near([r["text"] for r in records if r["content_hash"] in kept])
+    named = {p.content_hash: p.text.file for p in pages}  # the record each page names
+    records: list[dict[str, Any]] = []
+    superseded: list[dict[str, Any]] = []
+    for spec, end in _committed_ends(place, TEXT_LOG):
+        for segment, data in _committed_bytes(blobs, spec, end):
+            for line in gzip.decompress(data).splitlines():
+                record = orjson.loads(line)
+                named_here = named.get(record["content_hash"]) == segment
+                (records if named_here else superseded).append(record)
+    hashes = [r["content_hash"] for r in records]
+    assert len(hashes) == len(set(hashes)), "a text was stored twice"
+    assert set(named) == set(hashes)  # every page names a committed record
+    # A committed record no page names: a worker stopped between its commit's logs'
+    # ends and its pages, whose page another worker then stored (a copy of a stored text).
+    assert {r["content_hash"] for r in superseded} <= set(hashes)
+    exported = export(place, tmp / "export", format="jsonl")
+    assert (exported.documents, exported.superseded) == (len(records), len(superseded))
+    with gzip.open(tmp / "export" / "part-00000.jsonl.gz") as f:
+        assert sorted(orjson.loads(x)["content_hash"] for x in f) == sorted(hashes)
+    _no_two_near([r["text"] for r in records])
     assert sum(s == "parsed" for s in states.values()) >= len(pages) > 50
 
     _events_once(place, {p.url for p in pages})
@@ -393,7 +406,8 @@ async def _check(
     assert srv.log is not None
     hosts = {r.host for r in srv.log}
     print(
-        f"{len(states)} URLs as the reference; {len(pages)} texts, each once; "
+        f"{len(states)} URLs as the reference; {len(pages)} texts, each once "
+        f"({len(superseded)} superseded copies); "
         f"{warc_files} WARC segments of {len(writers)} workers valid; "
         f"{len(srv.log)} requests to {len(hosts)} hosts, "
         f"min gap {min(srv.log.min_gap(h) for h in hosts):.3f} s"

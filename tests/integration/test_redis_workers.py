@@ -7,6 +7,7 @@ wall clock, so a worker's death is simulated by moving that clock, not by sleepi
 from __future__ import annotations
 
 import uuid
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -16,9 +17,15 @@ from tests.contract.test_near import _sig, _text
 from tests.contract.test_pages import page
 from tests.contract.test_parse_queue import job
 from tests.redis_servers import RedisCluster, RedisServer
+from trawl.archive.textstore import TextStore
 from trawl.dedup.minhash import MinHasher
 from trawl.errors import SessionLostError, StorageError
-from trawl.models import UrlStatus
+from trawl.export import committed_ends, export
+from trawl.models import Position, UrlStatus
+from trawl.storage.blobs import TEXT_LOG, SegmentWriter
+from trawl.storage.open import open_blobs
+from trawl.storage.place import CrawlPlace
+from trawl.storage.redis.reader import LOG_META_PREFIX
 from trawl.storage.redis.store import RedisCrawlStore
 
 
@@ -289,3 +296,65 @@ def test_a_fleet_ends_on_its_indexes_whatever_a_killed_worker_left_in_the_counts
     finally:
         reader.close()
         alive.close(commit=False)
+
+
+@pytest.mark.parametrize("zombie_first", [True, False])
+def test_a_commit_cut_after_its_logs_ends_leaves_each_text_stored_once(
+    redis_server: RedisServer, tmp_path: Path, zombie_first: bool
+) -> None:
+    """A worker stopped (SIGSTOP, kill -9) between the first step of its commit (its
+    logs' ends, durable) and its pages is rolled back, and another worker stores the
+    same text again; the stopped one, woken, may still write its pages. Both records
+    lie in committed logs; the text is one document: the one its page names."""
+    crawl, wall = uuid.uuid4().hex[:12], WallClock()
+    blobs = open_blobs(tmp_path / "blobs")
+    record = {"url": "https://a.example/1", "content_hash": "h001", "text": "Once."}
+
+    logs: list[SegmentWriter] = []
+
+    def write(store: RedisCrawlStore, writer: str) -> tuple[str, Position]:
+        spec = TEXT_LOG.for_writer(writer)
+        logs.append(blobs.open_writer(spec, committed=None, max_bytes=1 << 20))
+        store.pages.claim("h001", record["url"])
+        where = TextStore(logs[-1]).append(record)
+        store.pages.add(replace(page(1), content_hash="h001", text=where))
+        return spec.key, logs[-1].sync()
+
+    zombie = RedisCrawlStore(redis_server.url, crawl, worker="zombie", session_ttl=60, wall=wall)
+    other = RedisCrawlStore(redis_server.url, crawl, worker="other", session_ttl=60, wall=wall)
+    try:
+        key, end = write(zombie, "zombie")
+        # The commit's first step only: the logs' ends, then the stop.
+        zombie.meta.set(LOG_META_PREFIX + key, end.dump())
+        zombie._session.begin_commit(zombie.meta.take())
+
+        def wake() -> None:  # the rest of the cut commit: pages, acknowledgements
+            pipe = zombie.conn.pipeline()
+            zombie.pages.flush(pipe)
+            zombie.pages.acknowledge(pipe)
+            pipe.execute()
+
+        wall.t += 61
+        other.commit()  # rolls the silent session back (its claim on the text ends)
+        if zombie_first:
+            wake()
+        key, end = write(other, "other")
+        other.commit({key: end})
+        if not zombie_first:
+            wake()
+        place = CrawlPlace(redis=redis_server.url, crawl=crawl, blobs=str(tmp_path / "blobs"))
+        assert len(committed_ends(place)) == 2  # the record is in both workers' logs
+        summary = export(place, tmp_path / "out", format="jsonl")
+        assert (summary.documents, summary.superseded) == (1, 1)
+        kept = zombie if zombie_first else other  # whichever page was written first
+        reader = place.reader()
+        try:
+            stored = reader.page("h001")
+        finally:
+            reader.close()
+        assert stored is not None and f"-{kept.worker}-" in stored.text.file
+    finally:
+        for log in logs:
+            log.close()
+        zombie.close(commit=False)
+        other.close(commit=False)

@@ -13,7 +13,9 @@ import pytest
 from trawl.archive.textstore import TextStore
 from trawl.cli import main
 from trawl.export import ExportError, arrow_schema, export, normalize
+from trawl.models import Location
 from trawl.parse.quality import quality_signals
+from trawl.storage.base import CrawlStore, PageRecord
 from trawl.storage.blobs import TEXT_LOG
 from trawl.storage.open import open_blobs, open_store
 
@@ -41,6 +43,25 @@ def _record(n: int, **extra: Any) -> dict[str, Any]:
     }
 
 
+def _store(crawl_store: CrawlStore, texts: TextStore, n: int) -> None:
+    """One document: its text record, and the page that names it."""
+    record = _record(n)
+    where = texts.append(record)
+    crawl_store.pages.add(
+        PageRecord(
+            content_hash=record["content_hash"],
+            url=record["url"],
+            host="a.example",
+            fp=n,
+            fetched_at=1_000.0 + n,
+            title=record["title"],
+            language="en",
+            warc=Location("trawl-00001.warc.gz", 100 * n, 99),
+            text=where,
+        )
+    )
+
+
 def _crawl_dir(tmp_path: Path, committed: int, uncommitted: int, *, max_bytes: int = 10**9) -> Path:
     """A data dir whose DB says the first ``committed`` records are durable."""
     data = tmp_path / "data"
@@ -48,10 +69,10 @@ def _crawl_dir(tmp_path: Path, committed: int, uncommitted: int, *, max_bytes: i
     log = open_blobs(data).open_writer(TEXT_LOG, committed=None, max_bytes=max_bytes)
     texts = TextStore(log)
     for n in range(committed):
-        texts.append(_record(n))
+        _store(crawl_store, texts, n)
     crawl_store.commit({TEXT_LOG.name: log.sync()})
     for n in range(committed, committed + uncommitted):
-        texts.append(_record(n))
+        _store(crawl_store, texts, n)
     log.sync()  # on disk, but past the committed position
     log.close()
     crawl_store.close(commit=False)

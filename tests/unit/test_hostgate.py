@@ -116,3 +116,18 @@ def test_the_crawl_waits_a_fetchs_timeout_and_its_delay_after_a_takeover(
         assert view.take(T0 + 8.5) is not None
     finally:
         leases.close()
+
+
+def test_a_turn_left_unused_gives_the_shared_lease_back_at_once() -> None:
+    clock, leases = FakeClock(T0), MemoryHostLeases()
+    one, two = _Crawl(leases, clock, "one"), _Crawl(leases, clock, "two")
+    lease = one.view.take(T0)
+    assert lease is not None
+    # Ended through the store's frontier (a spelling skipped): nothing was sent.
+    one.frontier.finish(lease, UrlStatus.SKIPPED, reason="same as", host_ready_at=T0)
+    held = leases.get("a.example", T0)
+    assert one.gate.held == 1 and held is not None and held.holder == "one"
+    one.view.turn_unused(lease.host)
+    free = leases.get("a.example", T0)
+    assert one.gate.held == 0 and free is not None and free.holder is None
+    assert two.view.take(T0) is not None  # no wait: the host was not contacted

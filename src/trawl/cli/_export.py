@@ -61,6 +61,7 @@ def _export(args: argparse.Namespace) -> int:
     if args.links and args.format == "jsonl":
         print("trawl export: --links writes Parquet only", file=sys.stderr)
         return 2
+    superseded = 0
     try:
         if args.links:
             links = export_links(
@@ -83,6 +84,7 @@ def _export(args: argparse.Namespace) -> int:
             )
             what = f"{docs.documents:,} documents"
             summary = docs
+            superseded = docs.superseded
     except TrawlError as exc:
         print(f"trawl export: {exc}", file=sys.stderr)
         return 2
@@ -95,4 +97,10 @@ def _export(args: argparse.Namespace) -> int:
     if summary.skipped:
         unit = "records" if args.links else "lines"
         print(f"skipped {summary.skipped} unreadable {unit}", file=sys.stderr)
+    if superseded:
+        print(
+            f"left out {superseded} text records stored again by another worker "
+            "(a commit cut off before its pages)",
+            file=sys.stderr,
+        )
     return 0

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from trawl.cli._place import add_place_arguments
-from trawl.cli._run import EXIT_DISK_FULL
+from trawl.cli._run import EXIT_DISK_FULL, LateInterrupts
 from trawl.config import CrawlConfig
 from trawl.config_load import load_config, saved_settings
 from trawl.errors import ConfigError, DiskFullError, SessionLostError, StorageError
@@ -168,11 +168,16 @@ def fleet_crawl(
     return crawl, waiter
 
 
-def run_fleet(crawl: Crawl, waiter: FleetWait | None, args: argparse.Namespace) -> int:
+def run_fleet(
+    crawl: Crawl,
+    waiter: FleetWait | None,
+    args: argparse.Namespace,
+    late: LateInterrupts | None = None,
+) -> int:
     from trawl.cli._run import run_and_report
 
     try:
-        return run_and_report(crawl, quiet=args.quiet, interval=args.progress_interval)
+        return run_and_report(crawl, quiet=args.quiet, interval=args.progress_interval, late=late)
     finally:
         if waiter is not None:
             waiter.close()
@@ -213,11 +218,15 @@ def _worker(args: argparse.Namespace) -> int:
         return 2
     print(f"trawl worker {wid}: {args.role} on {place}", file=sys.stderr)
     lost: list[float] = []
+    late = LateInterrupts()  # a Ctrl-C while a lost session closes stops the worker
     while True:
         try:
-            code = run_fleet(crawl, waiter, args)
+            code = run_fleet(crawl, waiter, args, late)
             break
         except SessionLostError as exc:
+            if late.count:
+                print(f"trawl worker {wid}: {exc}; stopped as asked", file=sys.stderr)
+                return 130
             # Silent too long (a pause, a failover): the others took over its work. A
             # worker holds nothing, so it goes on under a new session and writer id,
             # unless it keeps losing them (then something is wrong with this machine).

@@ -42,10 +42,18 @@ def fail(message: str, code: int) -> int:
     return code
 
 
-def run_and_report(crawl: Crawl, *, quiet: bool, interval: float | None) -> int:
-    """Run a built crawl to its end with progress, signals and the summary; the exit code."""
+def run_and_report(
+    crawl: Crawl,
+    *,
+    quiet: bool,
+    interval: float | None,
+    late: LateInterrupts | None = None,
+) -> int:
+    """Run a built crawl to its end with progress, signals and the summary; the exit code.
+    ``late``: the signals counted outside a run (a worker running crawl after crawl
+    passes the same one each time, so a Ctrl-C between two runs stops the next)."""
     reporter = reporter_for(sys.stderr, interval=interval)
-    late = _LateInterrupts()
+    late = late if late is not None else LateInterrupts()
     try:
         summary = asyncio.run(_run(crawl, reporter, late, quiet=quiet))
     finally:
@@ -66,7 +74,7 @@ def disk_full_message(exc: DiskFullError) -> str:
     return f"trawl crawl: {exc}; free space and run the same command again to resume"
 
 
-class _LateInterrupts:
+class LateInterrupts:
     """Counts SIGINT/SIGTERM that arrive while the crawl is closing."""
 
     def __init__(self) -> None:
@@ -80,7 +88,7 @@ class _LateInterrupts:
             signal.signal(sig, self._on)
 
 
-async def _run(crawl: Any, reporter: Reporter, late: _LateInterrupts, *, quiet: bool) -> Any:
+async def _run(crawl: Any, reporter: Reporter, late: LateInterrupts, *, quiet: bool) -> Any:
     loop = asyncio.get_running_loop()
     interrupts = 0
 
@@ -95,6 +103,8 @@ async def _run(crawl: Any, reporter: Reporter, late: _LateInterrupts, *, quiet: 
 
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, on_signal)
+    if late.count:  # asked to stop before this run could hear it
+        on_signal()
 
     async def report() -> None:
         while True:

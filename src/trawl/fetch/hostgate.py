@@ -160,6 +160,13 @@ class GatedFrontier:
         self.inner.requeue(lease, host_ready_at=host_ready_at, defer=defer)
         self.gate.leave(lease.host, self._clock.now(), host_ready_at)
 
+    def turn_unused(self, host: str) -> None:
+        """The lease on ``host`` was ended through the store's own frontier with nothing
+        sent (a URL skipped or deferred as a spelling of another): the shared lease
+        goes back at once, the host's next contact not moved."""
+        now = self._clock.now()
+        self.gate.leave(host, now, now)
+
     def hold_host(self, host: str, now: float, *, until: float) -> float | None:
         """A host's turn for another page's request (rendering) is its shared lease too."""
         later = self.inner.hold_host(host, now, until=until)

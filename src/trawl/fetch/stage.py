@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 from trawl.archive.warc import HttpExchange, RenderedDom, WarcWriter
 from trawl.clock import Clock
+from trawl.fetch.hostgate import GatedFrontier
 from trawl.fetch.http import HTML_TYPES, Client, FetchError, FetchResponse, sniff_html
 from trawl.fetch.outcomes import FetchPolicy, LeaseEnds
 from trawl.fetch.politeness import Politeness, parse_retry_after
@@ -135,7 +136,11 @@ class FetchStage:
             self._skip(lease, BLOCKED)
             return None
         if ref is None and self._admission.respelled(lease, now=self._clock.now()):
-            return None  # a spelling of a URL the frontier has: nothing sent
+            # A spelling of a URL the frontier has: nothing sent, and other crawls
+            # sharing the host need not wait for this crawl's next fetch there.
+            if isinstance(self._frontier, GatedFrontier):
+                self._frontier.turn_unused(lease.host)
+            return None
         origin = origin_of(target)
         rules = self._robots.get(origin, self._clock.now())
         if rules is None:

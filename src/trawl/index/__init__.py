@@ -10,8 +10,9 @@
 The crawl is the one writer (``Indexer``); any number of processes may search.
 """
 
+from trawl.index.hits import Hit, SearchResults
 from trawl.index.query import QueryError
-from trawl.index.search import Hit, Searcher, SearchResults
+from trawl.index.search import Searcher
 from trawl.index.shard import IndexSpec
 from trawl.index.writer import Indexer
 

@@ -35,18 +35,16 @@ import itertools
 import logging
 import threading
 import time
-import zlib
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from pathlib import Path
 
 import tantivy
 
-from trawl.archive.textstore import decode_record
 from trawl.index.correct import Budget, Corrector, merged_candidates
-from trawl.index.gather import EXACT_BUDGET, Gather, Group, Member, Run
+from trawl.index.gather import EXACT_BUDGET, Gather, Run
+from trawl.index.hits import SearchResults, hit
 from trawl.index.layout import shard_dirs
 from trawl.index.plan import Compiler, Leaf, Plan, exact_score, render
 from trawl.index.query import ParsedQuery, QueryError, Word, parse, rewrite
@@ -56,14 +54,11 @@ from trawl.index.schema import (
     IndexFormatError,
     analyzer,
     body_field,
-    normalise,
     title_field,
 )
 from trawl.index.shard import DEFAULT_CRAWL, IndexSpec, Shard, ShardView
-from trawl.index.snippet import SNIPPET_CHARS, snippet
 from trawl.index.stats import CorpusStats, explained, tf_and_length
-from trawl.models import Location
-from trawl.storage.blobs import TEXT_LOG, BlobStore
+from trawl.storage.blobs import BlobStore
 from trawl.storage.open import open_blobs
 
 log = logging.getLogger(__name__)
@@ -79,30 +74,6 @@ IndexSource = Callable[[], Sequence[IndexSpec]]
 
 class UnknownCrawlError(QueryError):
     """``crawl=ID`` names no crawl the searcher holds."""
-
-
-@dataclass(frozen=True)
-class Hit:
-    title: str
-    snippet: str  # HTML: escaped text, query terms in <mark>
-    link: str
-    host: str
-    score: float
-    fetched_at: float  # Unix time
-    language: str | None
-    crawl: str | None = None  # the crawl whose copy this is
-
-
-@dataclass(frozen=True)
-class SearchResults:
-    query: str
-    results: list[Hit]
-    total: int
-    took_ms: float
-    corrected: str | None  # the query as run, when a word was corrected
-    page: int
-    size: int
-    correction_skipped: bool = False  # the budget ran out: some typos may be left
 
 
 _CacheKey = tuple[str, str, int, int, str | None]
@@ -352,7 +323,7 @@ class Searcher:
             for group in shown:
                 gather.complete(group)
         generators: dict[tuple[int, str], tantivy.SnippetGenerator] = {}
-        hits = [self._hit(plan, generators, group) for group in shown]
+        hits = [hit(plan, generators, group) for group in shown]
         total = gather.total()
         return SearchResults(query, hits, total, 0.0, corrected, page, size, budget.spent)
 
@@ -448,54 +419,3 @@ class Searcher:
             ):
                 return True
         return False
-
-    # -- hits --------------------------------------------------------------------------
-
-    def _hit(
-        self,
-        plan: Plan,
-        generators: dict[tuple[int, str], tantivy.SnippetGenerator],
-        group: Group,
-    ) -> Hit:
-        member: Member = group.shown
-        view = member.run.view
-        doc = member.document()
-        code = str(doc.get_first("code") or PLAIN)
-        body = self._body(member.run.shard.blobs, doc)
-        generator = None
-        if plan.highlight is not None:
-            generator = generators.get((member.run.position, code))
-            if generator is None:
-                # One per index, language field and query: it holds the query's weights.
-                generator = tantivy.SnippetGenerator.create(
-                    view.searcher, plan.highlight, view.schema, body_field(code)
-                )
-                generator.set_max_num_chars(SNIPPET_CHARS)
-                generators[(member.run.position, code)] = generator
-        language = doc.get_first("language")
-        text = tantivy.Document()  # what the generator highlights: the body as indexed
-        text.add_text(body_field(code), body)
-        return Hit(
-            title=str(doc.get_first(title_field(code)) or ""),
-            snippet=snippet(generator, text, body),
-            link=str(doc.get_first("url")),
-            host=str(doc.get_first("host")),
-            score=group.score,
-            fetched_at=float(doc.get_first("fetched_at") or 0.0),
-            language=str(language) if language else None,
-            crawl=member.run.shard.crawl,
-        )
-
-    def _body(self, blobs: BlobStore, doc: tantivy.Document) -> str:
-        """The page's text as it was indexed, read from its text record ("" if lost)."""
-        where = Location(
-            str(doc.get_first("text_file")),
-            int(doc.get_first("text_offset") or 0),
-            int(doc.get_first("text_length") or 0),
-        )
-        try:
-            record = decode_record(blobs.read(TEXT_LOG, where), where)
-        except (OSError, ValueError, EOFError, zlib.error) as exc:
-            log.warning("text record of %s unreadable: %s", doc.get_first("url"), exc)
-            return ""
-        return normalise(str(record.get("text") or ""))

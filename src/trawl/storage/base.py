@@ -515,6 +515,10 @@ class CrawlReader(Protocol):
 
     def page(self, content_hash: str) -> PageRecord | None: ...
 
+    def pages_of(self, content_hashes: Sequence[str]) -> dict[str, PageRecord]:
+        """The kept pages of these hashes, by hash (a hash with none is left out)."""
+        ...
+
     def pages(self) -> Iterator[PageRecord]:
         """Every kept page, in storage order."""
         ...

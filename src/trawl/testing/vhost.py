@@ -123,20 +123,44 @@ class VirtualHostServer:
                 headers=request.headers.items(),
             )
         response: web.StreamResponse | None = None
+        ended: float | None = None
         try:
             response = await self._handler(request, host)
             if not response.prepared:
                 # Send it here, not after return, so ``finished`` is the real end.
-                await response.prepare(request)
-                await response.write_eof()
+                ended = await _send(request, response)
         except ConnectionError:
             # The response was broken on purpose or the client left: nothing to send.
             pass
         finally:
             if record is not None:
                 ok = response is not None and not isinstance(response, BrokenResponse)
+                if ended is not None:
+                    record.finished = ended
                 RequestLog.end(record, response.status if ok and response else None)
         return response if response is not None else web.StreamResponse()
+
+
+async def _send(request: web.BaseRequest, response: web.StreamResponse) -> float:
+    """Send ``response`` whole; the moment its last byte was handed to the socket.
+
+    A write the socket takes at once never yields to the loop, and then the last byte
+    left after the CPU time the write took: a loaded machine may stop this process
+    right after it (the fleet drill saw 50 ms), the client meanwhile reading the
+    response and coming back ``delay`` later, which the log would show as an early
+    request. A write that waited for the client (a full buffer) ends when it returns.
+    """
+    loop = asyncio.get_running_loop()
+    yielded: list[bool] = []
+    handle = loop.call_soon(yielded.append, True)  # runs only if the send yields
+    wall, cpu = time.monotonic(), time.thread_time()
+    try:
+        await response.prepare(request)
+        await response.write_eof()
+    finally:
+        handle.cancel()
+    now = time.monotonic()
+    return now if yielded else min(now, wall + (time.thread_time() - cpu))
 
 
 class ServedWeb:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 from trawl import urls
 from trawl.dedup.urlrules import UrlRule
@@ -57,6 +57,10 @@ class MemoryCrawlReader:
 
     def page(self, content_hash: str) -> PageRecord | None:
         return self._s.pages.get(content_hash)
+
+    def pages_of(self, content_hashes: Sequence[str]) -> dict[str, PageRecord]:
+        pages = self._s.pages
+        return {h: pages[h] for h in content_hashes if h in pages}
 
     def pages(self) -> Iterator[PageRecord]:
         yield from list(self._s.pages.values())

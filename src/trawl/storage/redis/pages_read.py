@@ -87,6 +87,13 @@ class PageReads:
     def find_committed(self, content_hash: str) -> PageRecord | None:
         return self._load([content_hash])[0]
 
+    def find_many(self, hashes: list[str]) -> list[PageRecord | None]:
+        """The committed pages of ``hashes`` (None where none), a chunk a round trip."""
+        out: list[PageRecord | None] = []
+        for start in range(0, len(hashes), _CHUNK):
+            out += self._load(hashes[start : start + _CHUNK])
+        return out
+
     def committed_pages(self) -> Iterator[PageRecord]:
         start = 0
         while True:

@@ -10,7 +10,7 @@ operator's view, not a per-page call.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from trawl import urls
@@ -106,6 +106,10 @@ class RedisCrawlReader:
 
     def page(self, content_hash: str) -> PageRecord | None:
         return self._pages.find_committed(content_hash)
+
+    def pages_of(self, content_hashes: Sequence[str]) -> dict[str, PageRecord]:
+        found = self._pages.find_many(list(dict.fromkeys(content_hashes)))
+        return {p.content_hash: p for p in found if p is not None}
 
     def pages(self) -> Iterator[PageRecord]:
         return self._pages.committed_pages()

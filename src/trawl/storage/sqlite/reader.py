@@ -7,7 +7,7 @@ export and the index never take the crawl's lock and never see an uncommitted wr
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -111,6 +111,18 @@ class SqliteCrawlReader:
     def page(self, content_hash: str) -> PageRecord | None:
         row = self._one(f"SELECT {PAGE_COLUMNS} FROM pages WHERE content_hash=?", (content_hash,))
         return None if row is None else page_from_row(row)
+
+    def pages_of(self, content_hashes: Sequence[str]) -> dict[str, PageRecord]:
+        hashes = list(dict.fromkeys(content_hashes))
+        out: dict[str, PageRecord] = {}
+        for start in range(0, len(hashes), 500):  # under SQLite's bound on parameters
+            chunk = hashes[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            sql = f"SELECT {PAGE_COLUMNS} FROM pages WHERE content_hash IN ({marks})"
+            for row in self._all(sql, tuple(chunk)):
+                page = page_from_row(row)
+                out[page.content_hash] = page
+        return out
 
     def pages(self) -> Iterator[PageRecord]:
         for row in self._all(f"SELECT {PAGE_COLUMNS} FROM pages ORDER BY rowid"):
