@@ -16,6 +16,7 @@ from typing import Any, Literal
 
 from trawl._version import __version__
 from trawl.errors import ConfigError
+from trawl.memory import MemoryLimits
 
 Scope = Literal["host", "domain", "any", "allowlist"]
 Purpose = Literal["search", "training"]
@@ -256,6 +257,8 @@ class CrawlConfig:
     text_max_bytes: int = 256 * MIB
     commit_interval: float = 0.5
     fsync: bool = True
+    # What the crawl process may hold, by holder (trawl/memory.py; docs "Memory").
+    memory: MemoryLimits = field(default_factory=MemoryLimits)
     # The crawl stops cleanly (exit status 75 from ``trawl crawl``, resumable) when
     # the data directory's file system has less free space than this, checked at
     # the start and at every group commit, so the last commit, the index merge and

@@ -28,6 +28,7 @@ from trawl.config import (
     parse_politeness_dir,
 )
 from trawl.errors import ConfigError
+from trawl.memory import MemoryLimits
 
 _ENV_PREFIX = "TRAWL_"
 
@@ -191,7 +192,35 @@ def _coerce(name: str, value: Any) -> Any:
         if isinstance(value, Timeouts):
             return value
         return Timeouts(**{k: float(v) for k, v in dict(value).items()})
+    if name == "memory":
+        return parse_memory(value)
     return value
+
+
+# The memory limits that are not sizes (those are: "16M").
+_MEMORY_COUNTS = {"lexicon_words": int, "equivalence_urls": int, "trim": float}
+
+
+def parse_memory(value: Any) -> MemoryLimits:
+    """The ``[crawl.memory]`` table (``_MEMORY_COUNTS``, and sizes); what is left out
+    keeps its default."""
+    if isinstance(value, MemoryLimits):
+        return value
+    if not isinstance(value, Mapping):
+        raise ConfigError(f"memory must be a table of limits: {value!r}")
+    known = {f.name for f in fields(MemoryLimits)}
+    unknown = set(value) - known
+    if unknown:
+        raise ConfigError(f"unknown memory limits: {', '.join(sorted(unknown))}")
+    try:
+        return MemoryLimits(
+            **{
+                k: _MEMORY_COUNTS[k](v) if k in _MEMORY_COUNTS else parse_size(v)
+                for k, v in value.items()
+            }
+        )
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"memory: {exc}") from None
 
 
 _FIELDS = {f.name: f for f in fields(CrawlConfig)}

@@ -130,6 +130,7 @@ class Crawl:
         shared = self.roles != ALL_ROLES or bool(self.writer)
         self.admission = wire.admission(c, store, self.scope, clock=clock, shared=shared)
         self.revisits = wire.revisits(c, store, clock, self.admission.ranker)
+        self.page_bytes = memory.PageBytes(c.memory.pages)  # bodies and results held
         # The parse role first: the fetch role hands it pages when both run here.
         self.indexing: CrawlIndexing | None = None
         self.host_gate: HostGate | None = None
@@ -146,7 +147,7 @@ class Crawl:
         c, store, clock = self.config, self.store, self.clock
         self.warc_log = self.logs.open(WARC_LOG, c.warc_max_bytes)
         if self._client is None:
-            self._client, self.dns = wire.http_client(c, clock)
+            self._client, self.dns = wire.http_client(c, clock, self.page_bytes)
         self.client: Client = self._client
         pacing = wire.pacing(c, self.admission.hosts)
         self.host_gate, self.fetch_frontier = wire.host_gate(
@@ -176,6 +177,7 @@ class Crawl:
             writable=self._disk.writable,
             on_fetched=None if self.telemetry is None else self.telemetry.fetch_done,
             fleet=store if self.roles != ALL_ROLES or self.writer else None,
+            page_bytes=self.page_bytes,
         )
 
     def _build_index(self) -> CrawlIndexing:
@@ -222,6 +224,7 @@ class Crawl:
             writable=self._disk.writable,
             latency=None if self.telemetry is None else self.telemetry.parse_latency.observe,
             max_held_pages=max(64, 32 * max(1, c.parse_workers), 2 * c.max_in_flight),
+            page_bytes=self.page_bytes,
         )
 
     def commit(self, ends: dict[str, Position] | None = None, *, indexing: bool = True) -> None:
@@ -402,7 +405,7 @@ class Crawl:
             await waiter.wait(self._wake, timeout, idle=idle, full=full and not paused)
 
     async def _commit_loop(self) -> None:
-        trimmer = memory.Trimmer(time.monotonic)  # what Python freed, back to the system
+        trimmer = memory.Trimmer(time.monotonic, every=self.config.memory.trim)  # freed: back
         while True:
             await asyncio.sleep(self.config.commit_interval)
             try:

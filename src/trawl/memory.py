@@ -1,17 +1,23 @@
-"""Bounds on the native heap of a crawl process (glibc's malloc), beside the bounds
-each component keeps on what it holds (see "Memory" in docs/architecture.md).
+"""Bounds on a crawl process's memory: the budgets of what it holds (``MemoryLimits``,
+a crawl setting), and the native heap under them (glibc's malloc).
+
+Each holder gets its bound from ``MemoryLimits`` in one place (``wire.py`` builds the
+components with it; docs/architecture.md "Memory" lists them): page bodies and parse
+results between fetch and apply, the index writer's heap and its mapped segments,
+SQLite's page cache, the lexicon's words.
 
 glibc gives each thread that allocates while another holds the main heap an arena of
 its own (up to 8 per core), and memory freed in an arena stays in it. A crawl process
-has a dozen threads that allocate (tantivy's indexing, merge and segment threads for
-the index and the lexicon; the event loop's executor, which runs the index batch and
-the commit's fsyncs; the parse pool's manager): measured, their arenas held 15 to 60
-MB each, some 370 MB in all at 10,000 pages, most of it free. ``MALLOC_ARENAS``
-arenas instead: the threads share them, and what one frees another reuses. And glibc
-keeps what Python frees (page bodies, texts, parse results: blocks over its
-small-object size) in its free lists, resident: ``Trimmer`` gives it back every
-``TRIM_EVERY`` seconds (``malloc_trim``, some 7 ms for 200 MB), so that fragments of
-earlier bursts do not add up as the crawl grows.
+has a dozen threads that allocate (tantivy's indexing, merge and segment threads; the
+event loop's executor; the parse pool's manager): measured, their arenas held 15 to 60
+MB each, some 370 MB in all at 10,000 pages, most of it free. ``MALLOC_ARENAS`` arenas
+instead: the threads share them, and what one frees another reuses. glibc's mmap
+threshold rises with every large block freed (up to 32 MiB), after which page bodies
+and tantivy's 1 MiB arena pages come from the heap and leave holes in it when freed:
+``MMAP_THRESHOLD`` fixed keeps blocks from 256 KiB up in mappings of their own, given
+back when freed (measured at 30,000 pages: 70 MB less). What Python frees below it stays
+in glibc's free lists, resident: ``Trimmer`` gives it back every ``MemoryLimits.trim``
+seconds (``malloc_trim``, some 7 ms for 200 MB).
 """
 
 from __future__ import annotations
@@ -20,12 +26,102 @@ import ctypes
 import functools
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 
-__all__ = ["MALLOC_ARENAS", "TRIM_EVERY", "Trimmer", "limit_arenas", "trim"]
+from trawl.errors import ConfigError
 
+__all__ = [
+    "FETCH_RESERVE",
+    "MALLOC_ARENAS",
+    "MMAP_THRESHOLD",
+    "TRIM_EVERY",
+    "MemoryLimits",
+    "PageBytes",
+    "Trimmer",
+    "limit_arenas",
+    "trim",
+]
+
+_MIB = 1024 * 1024
 MALLOC_ARENAS = 2  # glibc malloc arenas of a crawl process (the main heap and one more)
-TRIM_EVERY = 10.0  # seconds between two trims of the heap by a running crawl
-_M_ARENA_MAX = -8  # mallopt's parameter (malloc.h)
+MMAP_THRESHOLD = 256 * 1024  # blocks this large and larger: a mapping of their own
+TRIM_EVERY = 2.0  # seconds between two trims of the heap by a running crawl
+# What a fetch under way holds before its reader takes the body: the body as it
+# arrives, buffered by aiohttp up to 2 x 64 KiB a connection while the event loop is
+# busy elsewhere, and the response's and connection's objects. Measured: 512 fetches
+# under way rather than 200 cost 25 to 30 MB more (a web of 40 KB pages).
+FETCH_RESERVE = 64 * 1024
+_M_MMAP_THRESHOLD = -3  # mallopt's parameters (malloc.h)
+_M_ARENA_MAX = -8
+_TANTIVY_LEAST_HEAP = 15 * _MIB  # tantivy refuses less indexing heap per thread
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryLimits:
+    """What a crawl process may hold, by holder (the ``[crawl.memory]`` table)."""
+
+    # Page bodies being read and waiting for a parse worker, and their parse results
+    # (text, links) until applied: no fetch starts while they hold this much. Parsing
+    # that falls behind for a moment must not stop fetching (a host's turn not taken is
+    # lost), so a few bursts of pages: 16 MiB is 400 pages of 40 KB.
+    pages: int = 16 * _MIB
+    # tantivy's indexing heap of the crawl's index writer (a split index shares it):
+    # filled to one batch's postings (500 pages of 40 KB of text: some 15 MB), and a
+    # segment written out when full. Where segments end orders equal scores: a smaller
+    # heap changes the order of tied hits of an index rebuilt by ``trawl index``.
+    index_heap: int = 64 * _MIB
+    # The index's segment files mapped by the writer (tantivy's merges read them
+    # through their mappings): resident pages past this are paged out.
+    index_mapped: int = 16 * _MIB
+    # SQLite's page cache of the crawl database's connection.
+    db_cache: int = 16 * _MIB
+    # Words held by the index's lexicon (typo correction; some 80 bytes a word).
+    lexicon_words: int = 250_000
+    # Recently parsed URLs whose pages URL equivalences are learned from (some 450
+    # bytes a URL: the URL, its page, its spellings); the least recently seen hosts'
+    # are forgotten first.
+    equivalence_urls: int = 20_000
+    # Seconds between two trims of the malloc heap (what Python freed, given back).
+    trim: float = TRIM_EVERY
+
+    def __post_init__(self) -> None:
+        counts = (self.pages, self.index_mapped, self.db_cache)
+        if min(*counts, self.lexicon_words, self.equivalence_urls) <= 0:
+            raise ConfigError("memory limits must be positive")
+        if self.index_heap < _TANTIVY_LEAST_HEAP:
+            raise ConfigError(f"memory.index_heap must be at least {_TANTIVY_LEAST_HEAP} bytes")
+        if self.trim <= 0:
+            raise ConfigError("memory.trim must be a positive number of seconds")
+
+
+class PageBytes:
+    """The bytes of pages a crawl process holds between the network and the store:
+    each fetch under way (``reserve``: what it holds before its body is counted), the
+    bodies being read (the HTTP client counts each chunk as its reader takes it),
+    bodies waiting for a parse worker and parse results waiting to be applied (the
+    parse role). No fetch starts while they are ``limit`` or more (``full``); a fetch
+    under way reads on, up to its body cap. One event loop adds and takes: no lock."""
+
+    __slots__ = ("held", "limit", "reserve")
+
+    def __init__(self, limit: int, *, reserve: int = FETCH_RESERVE) -> None:
+        self.limit = limit
+        self.reserve = reserve
+        self.held = 0
+
+    def add(self, n: int) -> None:
+        """``n`` bytes more held (negative: given back)."""
+        self.held += n
+
+    def charge(self, n: int) -> int:
+        """What a page of ``n`` bytes counts: at most half the limit, so that one page
+        larger than that (a body up to ``max_body_bytes``, 10 MiB) never stops fetching
+        on its own while it is read, parsed and admitted; two such pages do."""
+        return min(n, self.limit // 2)
+
+    @property
+    def full(self) -> bool:
+        return self.held >= self.limit
 
 
 @functools.cache
@@ -42,11 +138,14 @@ def _libc() -> ctypes.CDLL | None:
     return libc if hasattr(libc, "mallopt") and hasattr(libc, "malloc_trim") else None
 
 
-def limit_arenas(arenas: int = MALLOC_ARENAS) -> bool:
-    """Cap glibc's malloc arenas for this process (before its threads start: an arena
-    made is never unmade). False where there is no glibc."""
+def limit_arenas(arenas: int = MALLOC_ARENAS, mmap_threshold: int = MMAP_THRESHOLD) -> bool:
+    """Cap glibc's malloc arenas for this process and fix its mmap threshold (before
+    its threads start: an arena made is never unmade). False where there is no glibc."""
     libc = _libc()
-    return bool(libc is not None and libc.mallopt(_M_ARENA_MAX, arenas) == 1)
+    if libc is None:
+        return False
+    capped = libc.mallopt(_M_ARENA_MAX, arenas) == 1
+    return bool(capped and libc.mallopt(_M_MMAP_THRESHOLD, mmap_threshold) == 1)
 
 
 def trim() -> bool:

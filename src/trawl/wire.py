@@ -42,6 +42,7 @@ from trawl.frontier.shape import HostRules, UrlPatterns
 from trawl.frontier.sitemaps import SitemapLedger
 from trawl.frontier.traps import ScopeFilter, TrapLimits
 from trawl.index.crawling import CrawlIndexing
+from trawl.memory import PageBytes
 from trawl.parse.page import ParseOptions
 from trawl.parse.sitemap_stage import SitemapStage
 from trawl.parse.stage import IndexNearCheck, KeepPolicy, ParseStage
@@ -85,6 +86,7 @@ def equivalences(
         clock=clock,
         thresholds=Thresholds(pages=c.equivalence_pages, values=c.equivalence_values),
         refresh=SHARED_RULES_REFRESH if shared else None,
+        memory=c.memory.equivalence_urls,
     )
 
 
@@ -100,6 +102,7 @@ def open_storage(
             c.data_dir,
             max_per_host=c.max_per_host or None,
             lease_seconds=c.lease_seconds,
+            cache_bytes=c.memory.db_cache,
         )
     return blobs, store
 
@@ -120,6 +123,7 @@ def indexing(
         # Pages stored so far (by whichever process parses) decide when a batch is due.
         stored=lambda: counters.get("parse:stored"),
         on_disk_full=on_disk_full,
+        limits=c.memory,
     )
 
 
@@ -167,8 +171,11 @@ def revisits(c: CrawlConfig, store: CrawlStore, clock: Clock, ranker: Ranker) ->
     )
 
 
-def http_client(c: CrawlConfig, clock: Clock) -> tuple[HttpClient, DnsCache]:
-    """The real HTTP client, behind the address guard through its DNS cache."""
+def http_client(
+    c: CrawlConfig, clock: Clock, page_bytes: PageBytes | None = None
+) -> tuple[HttpClient, DnsCache]:
+    """The real HTTP client, behind the address guard through its DNS cache;
+    ``page_bytes`` counts the bodies it is reading."""
     dns = DnsCache(
         guard=AddressGuard(c.allow_networks),
         clock=clock,
@@ -183,6 +190,7 @@ def http_client(c: CrawlConfig, clock: Clock) -> tuple[HttpClient, DnsCache]:
         max_body_bytes=c.max_body_bytes,
         clock=clock,
         max_connections=max(64, c.max_in_flight * 2),
+        page_bytes=page_bytes,
     )
     return client, dns
 

@@ -1,12 +1,16 @@
-"""The crawl process's heap bounds (trawl.memory): arenas capped, trims paced."""
+"""The crawl process's memory bounds (trawl.memory): the limits of its holders, the
+bytes of pages held, arenas capped, trims paced."""
 
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import pytest
 
 from trawl import memory
+from trawl.config_load import config_json, load_config, saved_settings
+from trawl.errors import ConfigError
 from trawl.testing.clock import FakeClock
 
 
@@ -48,5 +52,40 @@ def test_default_period_is_the_documented_bound() -> None:
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc only")
 def test_glibc_calls_answer() -> None:
     # Returns whether glibc took them; on a glibc Linux both do (trim may free nothing).
-    assert memory.limit_arenas(memory.MALLOC_ARENAS) in (True, False)
+    assert memory.limit_arenas(memory.MALLOC_ARENAS, memory.MMAP_THRESHOLD) in (True, False)
     assert memory.trim() in (True, False)
+
+
+def test_limits_are_checked() -> None:
+    assert memory.MemoryLimits().pages > 0
+    with pytest.raises(ConfigError):
+        memory.MemoryLimits(pages=0)
+    with pytest.raises(ConfigError, match="index_heap"):
+        memory.MemoryLimits(index_heap=8 << 20)  # tantivy refuses under 15 MB a thread
+    with pytest.raises(ConfigError):
+        memory.MemoryLimits(trim=0)
+
+
+def test_page_bytes_is_full_at_its_limit() -> None:
+    held = memory.PageBytes(100)
+    held.add(60)
+    assert not held.full
+    held.add(40)
+    assert held.full
+    held.add(-1)
+    assert not held.full and held.held == 99
+
+
+def test_the_memory_table_of_a_config_file(tmp_path: Path) -> None:
+    file = tmp_path / "crawl.toml"
+    file.write_text(
+        '[crawl]\ndata_dir = "d"\n[crawl.memory]\npages = "8M"\nlexicon_words = 1000\ntrim = 0.5\n'
+    )
+    config = load_config(file=file, env={})
+    assert config.memory == memory.MemoryLimits(pages=8 << 20, lexicon_words=1000, trim=0.5)
+    # Saved with the crawl, and read back as it was on resume.
+    again = load_config(env={}, overrides={**saved_settings(config_json(config)), "data_dir": "d"})
+    assert again.memory == config.memory
+    file.write_text('[crawl]\ndata_dir = "d"\n[crawl.memory]\nheap = "8M"\n')
+    with pytest.raises(ConfigError, match="unknown memory limits: heap"):
+        load_config(file=file, env={})

@@ -72,6 +72,7 @@ from trawl.fetch._http_decode import (
 from trawl.fetch._http_errors import RETRYABLE_KINDS, FetchError, map_error
 from trawl.fetch.dns import DnsCache, GuardedResolver
 from trawl.fetch.sendcheck import LeaseEndingError, check_send
+from trawl.memory import PageBytes
 
 __all__ = [
     "DEFAULT_ACCEPT",
@@ -209,7 +210,9 @@ class HttpClient:
         keepalive: float = 30.0,
         accept: str = DEFAULT_ACCEPT,
         ssl_context: ssl.SSLContext | None = None,
+        page_bytes: PageBytes | None = None,
     ) -> None:
+        """``page_bytes`` counts the bytes of the bodies being read (see ``PageBytes``)."""
         if max_body_bytes <= 0 or max_connections <= 0:
             raise ConfigError("max_body_bytes and max_connections must be positive")
         self._dns = dns
@@ -227,6 +230,7 @@ class HttpClient:
         }
         self._session: aiohttp.ClientSession | None = None
         self._closed = False
+        self._reading = page_bytes or PageBytes(0)
 
     def _open(self) -> aiohttp.ClientSession:
         # Built on first use: aiohttp needs the running loop.
@@ -375,7 +379,9 @@ class HttpClient:
         else:
             coding = resp_headers.get("Content-Encoding")
             decoder = make_decoder(coding, cap, offered=self._offered)
-            raw, body, truncated, note, refused = await _read_body(resp, cap, decoder)
+            raw, body, truncated, note, refused = await _read_body(
+                resp, cap, decoder, self._reading
+            )
             if mime_type is None and sniff_html(body[:_SNIFF_BYTES]):
                 mime_type = "text/html"
         version = resp.version
@@ -428,38 +434,48 @@ def _parse_url(url: str) -> URL:
 
 
 async def _read_body(
-    resp: aiohttp.ClientResponse, cap: int, decoder: ContentDecoder | str | None
+    resp: aiohttp.ClientResponse,
+    cap: int,
+    decoder: ContentDecoder | str | None,
+    reading: PageBytes,
 ) -> tuple[bytes, bytes, str | None, str | None, str | None]:
     """(raw body, decoded body, truncated, coding note, refusal); closes or releases
-    ``resp``."""
+    ``resp``. The raw bytes read are held in ``reading`` until the body is whole."""
     content = resp.content
     raw_parts: list[bytes] = []
     body_parts: list[bytes] = []
     size = 0
     truncated: str | None = None
     decoding = isinstance(decoder, ContentDecoder)
-    while True:
-        chunk = await content.readany()
-        if not chunk:
-            break
-        size += len(chunk)
-        if size > cap:
-            chunk = chunk[: len(chunk) - (size - cap)]
-            size = cap
-            truncated = "length"
-        if chunk:
-            raw_parts.append(chunk)
-            if decoding:
-                assert isinstance(decoder, ContentDecoder)
-                out = decoder.feed(chunk)
-                if out:
-                    body_parts.append(out)
-                if decoder.overflow:
-                    truncated = "length"
-                elif decoder.done:
-                    decoding = False  # identity, broken or refused: keep reading the raw body
-        if truncated is not None:
-            break
+    counted = 0
+    try:
+        while True:
+            chunk = await content.readany()
+            if not chunk:
+                break
+            size += len(chunk)
+            charged = reading.charge(size)  # at most half the budget a body
+            reading.held += charged - counted
+            counted = charged
+            if size > cap:
+                chunk = chunk[: len(chunk) - (size - cap)]
+                size = cap
+                truncated = "length"
+            if chunk:
+                raw_parts.append(chunk)
+                if decoding:
+                    assert isinstance(decoder, ContentDecoder)
+                    out = decoder.feed(chunk)
+                    if out:
+                        body_parts.append(out)
+                    if decoder.overflow:
+                        truncated = "length"
+                    elif decoder.done:
+                        decoding = False  # identity, broken or refused: read the raw body on
+            if truncated is not None:
+                break
+    finally:
+        reading.held -= counted
     if truncated is None:
         resp.release()
     else:

@@ -16,6 +16,7 @@ from trawl.clock import Clock
 from trawl.fetch.sendcheck import LeaseEndingError, SendWindow, sending_under
 from trawl.fetch.stage import FetchStage, ParseTask
 from trawl.frontier.admission import CounterSink
+from trawl.memory import PageBytes
 from trawl.models import Lease, UrlStatus
 from trawl.storage.base import CrawlStore, Frontier
 
@@ -42,6 +43,7 @@ class FetchRole:
         on_fetched: Callable[[str, UrlStatus | None, float], None] | None = None,
         monotonic: Callable[[], float] = time.monotonic,
         fleet: CrawlStore | None = None,
+        page_bytes: PageBytes | None = None,
     ) -> None:
         """``on_error`` says whether an error was dealt with (a full disk) or is a bug;
         ``writable`` False means hand nothing more on (the disk is full);
@@ -50,7 +52,9 @@ class FetchRole:
         ``monotonic``: ``fetch/sendcheck.py``), else the URL goes back as it was: a
         lease is twice the longest fetch and a minute more, so what is sent ends
         within the lease. ``fleet`` is the store shared with other processes working on
-        the crawl."""
+        the crawl. ``page_bytes``: the bytes of pages held (each fetch under way holds
+        its ``reserve``; the bodies being read; the parse role's), which stop new
+        fetches when full."""
         self.stage = stage
         self._frontier = frontier
         self._count = counters
@@ -64,6 +68,7 @@ class FetchRole:
         self._monotonic = monotonic
         self._fleet = fleet
         self._session_ttl = None if fleet is None else fleet.session_ttl
+        self._page_bytes = page_bytes or PageBytes(1 << 62)
         self.tasks: dict[asyncio.Task[None], Lease] = {}
         self._waits_checked = -_WAITS_CHECK
 
@@ -90,13 +95,15 @@ class FetchRole:
         )
 
     def has_room(self, limit: int) -> bool:
-        """Room for another fetch: fewer than ``limit`` under way, and not many pages
-        waiting for the browser: each holds its host and its lease while it waits, so
-        past ``RENDER_BACKLOG`` x the pages rendered at once the browser is what holds
-        the crawl up, and more leases would only wait (their leases running out)."""
+        """Room for another fetch: fewer than ``limit`` under way, the pages held
+        under their byte budget, and not many pages waiting for the browser: each holds
+        its host and its lease while it waits, so past ``RENDER_BACKLOG`` x the pages
+        rendered at once the browser is what holds the crawl up, and more leases would
+        only wait (their leases running out)."""
+        if len(self.tasks) >= limit or self._page_bytes.full:
+            return False
         render = self.stage.render
-        waiting = render is not None and render.waiting >= RENDER_BACKLOG * render.pool.pages
-        return len(self.tasks) < limit and not waiting
+        return render is None or render.waiting < RENDER_BACKLOG * render.pool.pages
 
     def start(self, lease: Lease) -> None:
         """Fetch under ``lease``, just taken (its send window starts counting now)."""
@@ -111,7 +118,11 @@ class FetchRole:
         window = SendWindow(
             expires=lease.expires, now=now, margin=life - within, monotonic=self._monotonic
         )
+        held = self._page_bytes
+        held.add(held.reserve)
         task = asyncio.create_task(self._fetch(lease, window))
+        # Given back when the task ends, even one cancelled before it ever ran.
+        task.add_done_callback(lambda _: held.add(-held.reserve))
         self.tasks[task] = lease
 
     async def finish(self, grace: float) -> None:

@@ -8,6 +8,11 @@ their texts and writes them to tantivy in a worker thread (tantivy and gzip do t
 work in native code). Back on the loop, the pages are marked indexed in the current
 transaction, which the next group commit makes durable. One batch runs at a time.
 At shutdown, everything left is indexed before the last commit.
+
+What the writer holds is bounded by ``MemoryLimits``: tantivy's indexing heap
+(``index_heap``), one page's text at a time (the batch's texts are read as they are
+added), the lexicon's words (``lexicon_words``), and the pages of the index's files
+that its merges read through their mappings (``index_mapped``: ``mapped.py``).
 """
 
 from __future__ import annotations
@@ -21,8 +26,10 @@ from pathlib import Path
 
 from trawl.errors import DiskFullError, as_disk_full
 from trawl.frontier.admission import CounterSink
+from trawl.index.mapped import MappedPages
 from trawl.index.sharded import open_indexer
 from trawl.index.writer import DEFAULT_BATCH, CommittedTexts, PendingPages
+from trawl.memory import MemoryLimits
 from trawl.storage.base import PageRecord
 from trawl.storage.blobs import BlobStore
 
@@ -41,14 +48,20 @@ class CrawlIndexing:
         batch: int = DEFAULT_BATCH,
         stored: Callable[[], int] = lambda: 0,
         on_disk_full: Callable[[DiskFullError], None] | None = None,
+        limits: MemoryLimits | None = None,
     ) -> None:
+        limits = limits or MemoryLimits()
         try:
-            self.indexer = open_indexer(index_dir)
+            self.indexer = open_indexer(
+                index_dir, heap_bytes=limits.index_heap, lexicon_words=limits.lexicon_words
+            )
         except Exception as exc:
             full = as_disk_full(exc, index_dir)
             if full is None:
                 raise
             raise full from exc
+        self.mapped = MappedPages(index_dir, limit=limits.index_mapped)
+        self.mapped.start()
         self._index_dir = index_dir
         self._on_disk_full = on_disk_full
         self._pages = pages
@@ -136,8 +149,11 @@ class CrawlIndexing:
         """Let merges finish and free the writer; ``abandon``: errors are let go (the
         disk is full, and the next run's writer picks up from the last commit)."""
         self._draining = True  # for good: the closing commit must start nothing
-        if not abandon:
-            self.indexer.close()
-            return
-        with contextlib.suppress(Exception):
-            self.indexer.close()
+        try:
+            if not abandon:
+                self.indexer.close()  # the last merges: their pages still paged out
+                return
+            with contextlib.suppress(Exception):
+                self.indexer.close()
+        finally:
+            self.mapped.stop()

@@ -44,13 +44,16 @@ from trawl.index.schema import (
     title_field,
 )
 from trawl.index.stems import AsciiTokens, ascii_split
+from trawl.memory import MemoryLimits
 
 try:
     from trawl import _native
 except ImportError:  # pragma: no cover - not built (no C compiler): a set
     _native = None  # type: ignore[assignment]
 
-MAX_WORDS = 1_000_000
+# Words held (a crawl sets ``memory.lexicon_words``): the writer keeps them in a Python
+# set (some 80 bytes a word), and typo correction wants the common ones.
+MAX_WORDS = MemoryLimits().lexicon_words
 MAX_WORD = 40  # characters
 RARE_CUTOFF_DOCS = 1000  # from this many documents on, words of one document are out
 _SMALL = 20_000  # words of one document are admitted while the lexicon is smaller
@@ -166,7 +169,8 @@ def words_of(
 class LexiconWriter:
     """The one writer of ``<index>/lexicon`` (the main index's writer holds it)."""
 
-    def __init__(self, index_dir: Path) -> None:
+    def __init__(self, index_dir: Path, *, max_words: int = MAX_WORDS) -> None:
+        self._max_words = max_words
         self._index = _open(lexicon_dir(index_dir))
         self._writer = self._index.writer(heap_size=_HEAP_BYTES, num_threads=1)
         self._index.reload()
@@ -234,7 +238,7 @@ class LexiconWriter:
         if (
             (done < RARE_CUTOFF_DOCS <= num_docs)
             or (num_docs >= RARE_CUTOFF_DOCS and num_docs >= 2 * done)
-            or len(self._known) > MAX_WORDS
+            or len(self._known) > self._max_words
         ):
             self.compact(searcher)
 
@@ -257,8 +261,8 @@ class LexiconWriter:
         words = (w.decode("utf-8") for w in self._known)
         counted = ((stem_df(searcher, analyzers, codes, w), w) for w in words)
         kept = [(df, w) for df, w in counted if df >= min_df]
-        if len(kept) > MAX_WORDS:
-            kept = heapq.nlargest(MAX_WORDS, kept)
+        if len(kept) > self._max_words:
+            kept = heapq.nlargest(self._max_words, kept)
         self._writer.delete_all_documents()
         for df, word in kept:
             self._writer.add_document(self._doc(word, df))

@@ -12,12 +12,13 @@ opens it with ``open_indexer``, which follows the layout on disk; ``trawl index
 from __future__ import annotations
 
 import shutil
-from collections.abc import Sequence
+from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from trawl.errors import StorageError
 from trawl.index.layout import shard_count, shard_dirs, shard_of, write_layout
+from trawl.index.lexicon import MAX_WORDS
 from trawl.index.writer import HEAP_BYTES, IndexDoc, Indexer, IndexStats, PageIndex
 
 _SHARD_HEAP = 20 * 1024 * 1024  # tantivy's least is 15 MB a thread
@@ -27,14 +28,24 @@ class ShardedIndexer(PageIndex):
     """The one writer of the split index in ``index_dir`` (StorageError if another
     holds one of its shards)."""
 
-    def __init__(self, index_dir: Path, *, replace_old: bool = False) -> None:
+    def __init__(
+        self,
+        index_dir: Path,
+        *,
+        replace_old: bool = False,
+        heap_bytes: int = HEAP_BYTES,
+        lexicon_words: int = MAX_WORDS,
+    ) -> None:
         self.index_dir = index_dir
         dirs = shard_dirs(index_dir)
-        heap = max(_SHARD_HEAP, HEAP_BYTES // len(dirs))
+        heap = max(_SHARD_HEAP, heap_bytes // len(dirs))
+        words = max(1, lexicon_words // len(dirs))
         self._shards: list[Indexer] = []
         try:
             for d in dirs:
-                self._shards.append(Indexer(d, heap_bytes=heap, replace_old=replace_old))
+                self._shards.append(
+                    Indexer(d, heap_bytes=heap, replace_old=replace_old, lexicon_words=words)
+                )
         except BaseException:
             for opened in self._shards:
                 opened.close()
@@ -46,17 +57,20 @@ class ShardedIndexer(PageIndex):
     def shards(self) -> int:
         return len(self._shards)
 
-    def write(self, docs: Sequence[IndexDoc]) -> int:
+    def write(self, docs: Iterable[IndexDoc]) -> int:
         """Add ``docs``, each to its shard (replacing earlier versions), and commit the
-        shards written; returns the number of documents."""
+        shards written; returns the number of documents. (The batch's texts are held
+        here, parted by shard, for the shards' writers in parallel.)"""
         parts: list[list[IndexDoc]] = [[] for _ in self._shards]
+        count = 0
         for doc in docs:
             parts[shard_of(doc.url, len(parts))].append(doc)
+            count += 1
         jobs = [(ix, part) for ix, part in zip(self._shards, parts, strict=True) if part]
         list(self._pool.map(lambda job: job[0].write(job[1]), jobs))
-        self.stats.documents += len(docs)
+        self.stats.documents += count
         self.stats.seconds = sum(ix.stats.seconds for ix in self._shards)
-        return len(docs)
+        return count
 
     def clear(self) -> None:
         for ix in self._shards:
@@ -74,15 +88,23 @@ class ShardedIndexer(PageIndex):
             raise errors[0]
 
 
-def open_indexer(index_dir: Path, *, replace_old: bool = False) -> Indexer | ShardedIndexer:
-    """The writer of ``index_dir``, whole or split as it is on disk."""
+def open_indexer(
+    index_dir: Path,
+    *,
+    replace_old: bool = False,
+    heap_bytes: int = HEAP_BYTES,
+    lexicon_words: int = MAX_WORDS,
+) -> Indexer | ShardedIndexer:
+    """The writer of ``index_dir``, whole or split as it is on disk (``heap_bytes`` and
+    ``lexicon_words`` for all its shards)."""
     try:
         split = shard_count(index_dir) is not None
     except ValueError as exc:
         raise StorageError(str(exc)) from None
+    bounds = {"heap_bytes": heap_bytes, "lexicon_words": lexicon_words}
     if split:
-        return ShardedIndexer(index_dir, replace_old=replace_old)
-    return Indexer(index_dir, replace_old=replace_old)
+        return ShardedIndexer(index_dir, replace_old=replace_old, **bounds)
+    return Indexer(index_dir, replace_old=replace_old, **bounds)
 
 
 def fresh_indexer(index_dir: Path, shards: int | None) -> Indexer | ShardedIndexer:

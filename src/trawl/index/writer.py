@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import shutil
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -34,7 +34,7 @@ import xxhash
 from trawl.archive.textstore import decode_record
 from trawl.errors import StorageError
 from trawl.index.layout import SHARDS_FILE
-from trawl.index.lexicon import LexiconWriter
+from trawl.index.lexicon import MAX_WORDS, LexiconWriter
 from trawl.index.schema import (
     IndexFormatError,
     body_field,
@@ -45,14 +45,17 @@ from trawl.index.schema import (
     title_field,
 )
 from trawl.index.stems import Stems, ascii_split, register_writer
+from trawl.memory import MemoryLimits
 from trawl.models import Location
 from trawl.storage.base import PageRecord
 from trawl.storage.blobs import TEXT_LOG, BlobStore
 
 DEFAULT_BATCH = 500
-# tantivy wants at least 15 MB of indexing heap per thread; one thread leaves the
+# tantivy's indexing heap (at least 15 MB a thread; a crawl sets ``memory.index_heap``):
+# the postings of the documents added since the last commit, or of part of them, as
+# tantivy writes a segment out whenever its heap is full. One thread leaves the
 # crawl's other core to the crawl.
-HEAP_BYTES = 64 * 1024 * 1024
+HEAP_BYTES = MemoryLimits().index_heap
 _THREADS = 1
 
 
@@ -156,7 +159,7 @@ class PageIndex:
     """What every writer of the index does with stored pages: read their texts, write
     them (``write``: the writer's own), mark them indexed."""
 
-    def write(self, docs: Sequence[IndexDoc]) -> int:
+    def write(self, docs: Iterable[IndexDoc]) -> int:
         raise NotImplementedError
 
     # -- the steps (the crawl runs ``docs`` and ``write`` off its event loop) --------
@@ -167,9 +170,9 @@ class PageIndex:
         texts: TextReader,
         *,
         on_unreadable: Callable[[PageRecord, Exception], None] | None = None,
-    ) -> list[IndexDoc]:
-        """The documents of ``taken`` pages, their texts read from the text store."""
-        docs: list[IndexDoc] = []
+    ) -> Iterator[IndexDoc]:
+        """The documents of ``taken`` pages, each text read from the text store as it
+        is wanted: a writer holds one page's text at a time, not a batch's."""
         for page in taken:
             try:
                 record = texts.read(page.text)
@@ -177,8 +180,7 @@ class PageIndex:
                 if on_unreadable is not None:
                     on_unreadable(page, exc)
                 continue
-            docs.append(doc_from(page, record))
-        return docs
+            yield doc_from(page, record)
 
     def index_pending(
         self, pages: PendingPages, texts: TextReader, *, limit: int = DEFAULT_BATCH
@@ -203,6 +205,7 @@ class Indexer(PageIndex):
         heap_bytes: int = HEAP_BYTES,
         threads: int = _THREADS,
         replace_old: bool = False,
+        lexicon_words: int = MAX_WORDS,
     ) -> None:
         self.index_dir = index_dir
         if (index_dir / SHARDS_FILE).exists():
@@ -221,10 +224,10 @@ class Indexer(PageIndex):
             self._writer = self._index.writer(heap_size=heap_bytes, num_threads=threads)
         except ValueError as exc:
             raise StorageError(f"{index_dir}: the index is in use by another writer") from exc
-        self._lexicon = LexiconWriter(index_dir)
+        self._lexicon = LexiconWriter(index_dir, max_words=lexicon_words)
         self.stats = IndexStats()
 
-    def write(self, docs: Sequence[IndexDoc]) -> int:
+    def write(self, docs: Iterable[IndexDoc]) -> int:
         """Add ``docs`` (replacing earlier versions) and commit; returns the opstamp."""
         started = time.perf_counter()
         w = self._writer
@@ -245,7 +248,7 @@ class Indexer(PageIndex):
             found.append((code, self._lexicon.words(f"{title}\n{text}", parts)))
         opstamp = w.commit()
         self._lexicon.update(self._index, found)
-        self.stats.documents += len(docs)
+        self.stats.documents += len(found)
         self.stats.seconds += time.perf_counter() - started
         return opstamp
 

@@ -22,6 +22,7 @@ from trawl.fetch.http import decode_content
 from trawl.fetch.stage import ParseTask
 from trawl.frontier.admission import CounterSink
 from trawl.jobs import ParseJob
+from trawl.memory import PageBytes
 from trawl.models import Location
 from trawl.parse.page import PageInput, ParsedPage, ParseOptions, parse_page
 from trawl.parse.pool import ParsePool
@@ -35,13 +36,24 @@ from trawl.storage.base import ParseQueue
 __all__ = ["ParseRole"]
 
 # Fetching pauses (``has_room`` False) while the pages submitted and not yet applied
-# hold this many bytes of bodies, or ``max_held_pages`` pages: parsing that falls
-# behind for a moment must not stop fetching, since a host's turn not taken is lost
-# for good (hosts in step send a burst of up to ``max_in_flight`` pages at once), but
-# memory stays bounded when parsing cannot keep up at all. Their parse results (main
-# text, links) are of the same order while they wait to be applied. 64 MiB: 1,300
-# pages of 50 KB, two bursts of ``max_in_flight`` (512) pages.
-MAX_HELD_BYTES = 64 * 1024 * 1024
+# hold ``page_bytes.limit`` bytes (``MemoryLimits.pages``, with the fetches under way),
+# or ``max_held_pages`` pages: parsing that falls behind for a moment must not stop
+# fetching, since a host's turn not taken is lost for good, but memory stays bounded
+# when parsing cannot keep up at all. A page submitted holds its body and, until its
+# result comes back, as much again (the result's main text and links are of the order
+# of the body, and wait for the event loop like it); then its body and its result's
+# own size. A page counts at most half the limit (``PageBytes.charge``): one huge page
+# never stops fetching on its own while it is parsed and admitted.
+_RESULT_GUESS = 1  # a result not yet back counts this many times its body
+
+
+class _Charge:
+    """What one page counts in the page budget now."""
+
+    __slots__ = ("n",)
+
+    def __init__(self, n: int) -> None:
+        self.n = n
 
 
 class ParseRole:
@@ -60,6 +72,7 @@ class ParseRole:
         writable: Callable[[], bool],
         latency: Callable[[float], None] | None = None,
         max_held_pages: int = 1024,
+        page_bytes: PageBytes | None = None,
     ) -> None:
         """``on_error`` says whether an error was dealt with (a full disk) or is a bug;
         ``writable`` False means write nothing more (the disk is full)."""
@@ -76,7 +89,9 @@ class ParseRole:
         self._latency = latency
         self._pool: ParsePool | None = None
         self.tasks: set[asyncio.Task[None]] = set()
-        self.held_bytes = 0  # bodies of the pages submitted and not yet applied
+        # Bodies and results of the pages submitted and not yet applied (and, shared
+        # with the HTTP client, the bodies being read).
+        self.held = page_bytes or PageBytes(16 << 20)
         self._max_held_pages = max_held_pages
         # Queued or recovered pages taken up at once: enough to keep the workers busy.
         self._take_up = max(64, 32 * max(1, workers))
@@ -88,8 +103,8 @@ class ParseRole:
         return len(self.tasks) + len(self.recovering)
 
     def has_room(self) -> bool:
-        """Whether the fetch role may start another fetch (see ``MAX_HELD_BYTES``)."""
-        return len(self.tasks) < self._max_held_pages and self.held_bytes < MAX_HELD_BYTES
+        """Whether the fetch role may start another fetch (see ``_RESULT_GUESS``)."""
+        return len(self.tasks) < self._max_held_pages and not self.held.full
 
     def start(self, pending: list[tuple[int, ParseJob]]) -> None:
         """Start the workers; ``pending`` are the queue's entries left by an earlier run."""
@@ -120,8 +135,9 @@ class ParseRole:
             self._recover(*self.recovering.pop(0))
 
     def submit(self, task: ParseTask) -> None:
-        self.held_bytes += len(task.body)
-        self._track(self._parse(task))
+        charge = _Charge(0)
+        self._recount(charge, (1 + _RESULT_GUESS) * len(task.body))
+        self._track(self._parse(task, charge))
 
     async def finish(self, grace: float) -> None:
         """Let parses under way end within ``grace`` seconds (0: none); cancel the rest
@@ -176,13 +192,20 @@ class ParseRole:
         self.tasks.add(t)
         t.add_done_callback(self.tasks.discard)
 
-    async def _parse(self, task: ParseTask) -> None:
-        try:
-            await self._parse_page(task)
-        finally:
-            self.held_bytes -= len(task.body)
+    def _recount(self, charge: _Charge, size: int) -> None:
+        """A page now holds ``size`` bytes: its ``charge`` (capped) follows."""
+        n = self.held.charge(size)
+        self.held.add(n - charge.n)
+        charge.n = n
 
-    async def _parse_page(self, task: ParseTask, *, attempt: int = 1) -> None:
+    async def _parse(self, task: ParseTask, charge: _Charge) -> None:
+        try:
+            await self._parse_page(task, charge)
+        finally:
+            self._recount(charge, 0)
+
+    async def _parse_page(self, task: ParseTask, charge: _Charge, *, attempt: int = 1) -> None:
+        """Parse and apply ``task``, counted in the page budget by ``charge``."""
         job = task.job
         started = time.monotonic()
         try:
@@ -191,11 +214,12 @@ class ParseRole:
             # A worker died (a page crashed the parser?): the pool starts another in
             # its place (parse/pool.py); one more try per page.
             if attempt < 2:
-                await self._parse_page(task, attempt=attempt + 1)
+                await self._parse_page(task, charge, attempt=attempt + 1)
                 return
             result = _failed(job, "parse worker crashed")
         if self._latency is not None:
             self._latency(time.monotonic() - started)
+        self._recount(charge, len(task.body) + result_bytes(result))  # the result is here
         await self._apply(task.seq, job, result)
 
     async def _run(self, job: ParseJob, body: bytes) -> ParsedPage | ParsedSitemap:
@@ -233,6 +257,21 @@ class ParseRole:
             if current is not None:
                 self.tasks.discard(current)
             self._on_done()
+
+
+def result_bytes(result: ParsedPage | ParsedSitemap) -> int:
+    """About what a parse result holds: its strings, and some 64 bytes an object."""
+    if isinstance(result, ParsedSitemap):
+        entries = (*result.urls, *result.sitemaps)
+        return sum(len(e.url) for e in entries) + 128 * (len(entries) + 1)
+    links = result.links
+    return (
+        len(result.text)
+        + len(result.title)
+        + sum(map(len, links))
+        + sum(map(len, result.anchors))
+        + 64 * (2 * len(links) + len(result.unfollowed) + 4)
+    )
 
 
 def _failed(job: ParseJob, error: str) -> ParsedPage | ParsedSitemap:

@@ -15,7 +15,7 @@ from trawl.errors import DiskFullError, as_disk_full
 from trawl.storage.base import CrawlReader, CrawlStore, HostLeases
 from trawl.storage.blobs import BlobStore
 from trawl.storage.local.blobs import LocalBlobStore
-from trawl.storage.sqlite.db import lock_held
+from trawl.storage.sqlite.db import CACHE_BYTES, lock_held
 from trawl.storage.sqlite.hostleases import FILE_NAME as HOST_LEASES_FILE
 from trawl.storage.sqlite.hostleases import SqliteHostLeases
 from trawl.storage.sqlite.reader import STATE_FILE, SqliteCrawlReader
@@ -73,11 +73,18 @@ def open_redis_host_leases(url: str, *, beat_ttl: float | None = None) -> HostLe
 
 
 def open_store(
-    data_dir: Path, *, max_per_host: int | None = None, lease_seconds: float = 600.0
+    data_dir: Path,
+    *,
+    max_per_host: int | None = None,
+    lease_seconds: float = 600.0,
+    cache_bytes: int = CACHE_BYTES,
 ) -> CrawlStore:
     """The crawl's state for writing; one writer at a time (DataDirInUseError)."""
     return SqliteCrawlStore(
-        data_dir / STATE_FILE, max_per_host=max_per_host, lease_seconds=lease_seconds
+        data_dir / STATE_FILE,
+        max_per_host=max_per_host,
+        lease_seconds=lease_seconds,
+        cache_bytes=cache_bytes,
     )
 
 

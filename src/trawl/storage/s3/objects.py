@@ -37,6 +37,9 @@ _DENIED = {"AccessDenied", "SignatureDoesNotMatch", "InvalidAccessKeyId", "Expir
 # refusal (403, 404) is not retried by the client.
 _RETRIES = 5
 _RETRY_FOR = timedelta(seconds=30)
+# Parts of a file upload (obstore's 5 MiB each) in flight at once, so in memory: a
+# segment rotated or closed (up to warc_max_bytes) costs 20 MiB, not obstore's 12 x 5.
+_UPLOAD_PARTS = 4
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,7 +131,8 @@ class S3Objects:
     def put(self, key: str, data: bytes | Path) -> None:
         """Store a whole object (a file: in parts, several at once); atomic for readers."""
         try:
-            obstore.put(self._store, key, data)
+            # A file goes up in parts read into memory: at most _UPLOAD_PARTS at once.
+            obstore.put(self._store, key, data, max_concurrency=_UPLOAD_PARTS)
         except (BaseError, OSError) as exc:
             raise self._error("PUT", key, exc) from exc
 

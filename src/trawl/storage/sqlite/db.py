@@ -15,6 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from trawl.errors import DataDirInUseError, StorageError, as_disk_full
+from trawl.memory import MemoryLimits
 
 SCHEMA_VERSION = 2
 
@@ -164,18 +165,18 @@ _MIGRATIONS: dict[int, tuple[str, ...]] = {
 }
 
 
-# SQLite's page cache of a crawl's database connection, MiB (``PRAGMA cache_size``):
-# filled as the database grows past it, then held; other pages come from the OS's file
-# cache (a read system call each). It was 64 MiB: a quarter of the crawl process's
-# budget (bench/bench_memory.py, docs/architecture.md "Memory").
-CACHE_MIB = 32
+# SQLite's page cache of a crawl's database connection, bytes (``PRAGMA cache_size``;
+# a crawl sets ``memory.db_cache``): filled as the database grows past it, then held;
+# other pages come from the OS's file cache (a read system call each). Smaller than the
+# database of 10,000 pages (22 MB), so full from there on: the process stays flat.
+CACHE_BYTES = MemoryLimits().db_cache
 
 
 class Database:
     """The crawl's SQLite file, opened exclusively by one process."""
 
     def __init__(
-        self, path: Path, *, cache_mib: int = CACHE_MIB, synchronous: str = "NORMAL"
+        self, path: Path, *, cache_bytes: int = CACHE_BYTES, synchronous: str = "NORMAL"
     ) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
@@ -186,7 +187,7 @@ class Database:
             c = self.conn
             c.execute("PRAGMA journal_mode=WAL")
             c.execute(f"PRAGMA synchronous={synchronous}")
-            c.execute(f"PRAGMA cache_size=-{cache_mib * 1024}")
+            c.execute(f"PRAGMA cache_size=-{max(1, cache_bytes // 1024)}")
             c.execute("PRAGMA temp_store=MEMORY")
             c.execute("PRAGMA foreign_keys=OFF")
             version = c.execute("PRAGMA user_version").fetchone()[0]

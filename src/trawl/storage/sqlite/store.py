@@ -15,7 +15,7 @@ from pathlib import Path
 from trawl.dedup.minhash import MinHasher
 from trawl.models import Position
 from trawl.storage.sqlite.counters import SqliteCounters
-from trawl.storage.sqlite.db import CACHE_MIB, Database
+from trawl.storage.sqlite.db import CACHE_BYTES, Database
 from trawl.storage.sqlite.frontier import SqliteFrontier
 from trawl.storage.sqlite.near import SqliteNearIndex
 from trawl.storage.sqlite.pages import (
@@ -52,10 +52,10 @@ class SqliteCrawlStore:
         *,
         max_per_host: int | None = None,
         lease_seconds: float = 600.0,
-        cache_mib: int = CACHE_MIB,
+        cache_bytes: int = CACHE_BYTES,
         synchronous: str = "NORMAL",
     ) -> None:
-        self.db = Database(path, cache_mib=cache_mib, synchronous=synchronous)
+        self.db = Database(path, cache_bytes=cache_bytes, synchronous=synchronous)
         try:
             self._frontier = SqliteFrontier(
                 self.db, max_per_host=max_per_host, lease_seconds=lease_seconds
