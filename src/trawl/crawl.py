@@ -17,13 +17,10 @@ from collections.abc import Collection
 
 import orjson
 
-from trawl import memory, wire
-from trawl.archive.events import EventLog
-from trawl.archive.textstore import TextStore
+from trawl import crawl_roles, memory, wire
 from trawl.clock import Clock, SystemClock
 from trawl.config import CrawlConfig
 from trawl.config_load import config_json
-from trawl.dedup.minhash import MinHasher
 from trawl.errors import DiskFullError, as_disk_full
 from trawl.fetch.dns import DnsCache
 from trawl.fetch.hostgate import HostGate
@@ -40,7 +37,7 @@ from trawl.roles import ALL_ROLES, Role
 from trawl.space import DiskStop, SpaceGuard
 from trawl.stats import RateWindow
 from trawl.storage.base import CrawlStore, Frontier, HostLeases
-from trawl.storage.blobs import EVENT_LOG, TEXT_LOG, WARC_LOG, BlobStore, LogWriters
+from trawl.storage.blobs import TEXT_LOG, WARC_LOG, BlobStore, LogWriters
 from trawl.storage.gate import CommitGate
 from trawl.storage.open import disk_full_of
 from trawl.telemetry import Telemetry
@@ -133,99 +130,55 @@ class Crawl:
         self.page_bytes = memory.PageBytes(c.memory.pages)  # bodies and results held
         # The parse role first: the fetch role hands it pages when both run here.
         self.indexing: CrawlIndexing | None = None
+        self.parsing: ParseRole | None = None
+        self.fetching: FetchRole | None = None
         self.host_gate: HostGate | None = None
         self.fetch_frontier: Frontier = self.frontier
         self.dns: DnsCache | None = None
-        self.parsing = self._build_parse() if Role.PARSE in self.roles else None
-        self.fetching = self._build_fetch() if Role.FETCH in self.roles else None
+        if Role.PARSE in self.roles:
+            p = crawl_roles.parse_side(
+                c,
+                store,
+                clock,
+                logs=self.logs,
+                blobs=self.blobs,
+                writer=self.writer,
+                telemetry=self.telemetry,
+                admission=self.admission,
+                revisits=self.revisits,
+                gate=self.gate,
+                page_bytes=self.page_bytes,
+                disk=self._disk,
+                on_done=self._wake.set,
+            )
+            self.parsing, self.parser, self.parse_options = p.role, p.stage, p.options
+            self.texts, self.events, self.links = p.texts, p.events, p.links
+            self._events_key = p.events_key
+        if Role.FETCH in self.roles:
+            f = crawl_roles.fetch_side(
+                c,
+                store,
+                clock,
+                logs=self.logs,
+                client=self._client,
+                leases=self._leases,
+                hand_off=None if self.parsing is None else self.parsing.submit,
+                telemetry=self.telemetry,
+                fleet=self.roles != ALL_ROLES or bool(self.writer),
+                admission=self.admission,
+                revisits=self.revisits,
+                gate=self.gate,
+                page_bytes=self.page_bytes,
+                disk=self._disk,
+                on_done=self._wake.set,
+            )
+            self.fetching, self.fetcher, self.client = f.role, f.stage, f.client
+            self.host_gate, self.fetch_frontier, self.dns = f.host_gate, f.frontier, f.dns
         if Role.INDEX in self.roles:
-            self.indexing = self._build_index()
+            self.indexing = wire.indexing(c, store, self.blobs, self._disk.stop_for)
+            self._space.watch(self.indexing.indexer.index_dir)
         if not self.writer:  # a fleet's workers read the config; its submitter writes it
             store.meta.set("config", config_json(c))
-
-    def _build_fetch(self) -> FetchRole:
-        c, store, clock = self.config, self.store, self.clock
-        self.warc_log = self.logs.open(WARC_LOG, c.warc_max_bytes)
-        if self._client is None:
-            self._client, self.dns = wire.http_client(c, clock, self.page_bytes)
-        self.client: Client = self._client
-        pacing = wire.pacing(c, self.admission.hosts)
-        self.host_gate, self.fetch_frontier = wire.host_gate(
-            c, self.frontier, self.counters, clock, leases=self._leases, politeness=pacing
-        )
-        self.fetcher = wire.fetch_stage(
-            c,
-            store,
-            clock,
-            client=self.client,
-            admission=self.admission,
-            warc_log=self.warc_log,
-            revisits=self.revisits,
-            frontier=self.fetch_frontier,
-            gate=self.gate,
-            politeness=pacing,
-        )
-        return FetchRole(
-            stage=self.fetcher,
-            frontier=self.fetch_frontier,
-            counters=self.counters,
-            clock=clock,
-            delay=c.delay,
-            hand_off=None if self.parsing is None else self.parsing.submit,
-            on_done=self._wake.set,
-            on_error=self._disk.dealt_with,
-            writable=self._disk.writable,
-            on_fetched=None if self.telemetry is None else self.telemetry.fetch_done,
-            fleet=store if self.roles != ALL_ROLES or self.writer else None,
-            page_bytes=self.page_bytes,
-        )
-
-    def _build_index(self) -> CrawlIndexing:
-        indexing = wire.indexing(self.config, self.store, self.blobs, self._disk.stop_for)
-        self._space.watch(indexing.indexer.index_dir)
-        return indexing
-
-    def _build_parse(self) -> ParseRole:
-        c, store, clock = self.config, self.store, self.clock
-        self.text_log = self.logs.open(TEXT_LOG, c.text_max_bytes)
-        self.events_log = self.logs.open(EVENT_LOG, 64 << 20)
-        self._events_key = "events.next_id" + (f"@{self.writer}" if self.writer else "")
-        self.events = EventLog(self.events_log, next_id=int(store.meta.get(self._events_key) or 1))
-        self.texts = TextStore(self.text_log)
-        self.links = wire.link_log(c, self.logs)
-        hasher = MinHasher() if c.near_duplicates else None
-        self.parser = wire.parse_stage(
-            c,
-            store,
-            clock,
-            admission=self.admission,
-            texts=self.texts,
-            events=self.events,
-            hasher=hasher,
-            revisits=self.revisits,
-            gate=self.gate,
-            links=self.links,
-        )
-        self.parse_options = wire.parse_options(c, hasher)
-        blobs = self.blobs
-        sitemaps = wire.sitemap_stage(
-            c, store, clock, admission=self.admission, revisits=self.revisits
-        )
-        return ParseRole(
-            stage=self.parser,
-            sitemaps=sitemaps,
-            options=self.parse_options,
-            workers=c.parse_workers,
-            read_warc=lambda location: blobs.read(WARC_LOG, location),
-            max_body_bytes=c.max_body_bytes,
-            counters=self.counters,
-            on_done=self._wake.set,
-            on_error=self._disk.dealt_with,
-            writable=self._disk.writable,
-            latency=None if self.telemetry is None else self.telemetry.parse_latency.observe,
-            max_held_pages=max(64, 32 * max(1, c.parse_workers), 2 * c.max_in_flight),
-            page_bytes=self.page_bytes,
-        )
 
     def commit(self, ends: dict[str, Position] | None = None, *, indexing: bool = True) -> None:
         """One commit: the state with the logs' ends (synced first, or ``ends`` from
