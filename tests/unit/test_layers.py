@@ -34,6 +34,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("trawl.index",),
     (
         "trawl.crawl",
+        "trawl.crawl_roles",
         "trawl.wire",
         "trawl.records",
         "trawl.space",
