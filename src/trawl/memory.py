@@ -35,6 +35,7 @@ __all__ = [
     "MALLOC_ARENAS",
     "MMAP_THRESHOLD",
     "TRIM_EVERY",
+    "WORKER_MMAP_THRESHOLD",
     "MemoryLimits",
     "PageBytes",
     "Trimmer",
@@ -45,6 +46,10 @@ __all__ = [
 _MIB = 1024 * 1024
 MALLOC_ARENAS = 2  # glibc malloc arenas of a crawl process (the main heap and one more)
 MMAP_THRESHOLD = 256 * 1024  # blocks this large and larger: a mapping of their own
+# A parse worker holds one page at a time: its blocks stay in its heap (glibc's own
+# ceiling), where a mapping a block cost it up to a third more CPU (mmap, munmap and
+# the page faults of a DOM's every large block, page after page).
+WORKER_MMAP_THRESHOLD = 32 * 1024 * 1024
 TRIM_EVERY = 2.0  # seconds between two trims of the heap by a running crawl
 # What a fetch under way holds before its reader takes the body: the body as it
 # arrives, buffered by aiohttp up to 2 x 64 KiB a connection while the event loop is

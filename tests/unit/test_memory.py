@@ -3,6 +3,7 @@ bytes of pages held, arenas capped, trims paced."""
 
 from __future__ import annotations
 
+import signal
 import sys
 from pathlib import Path
 
@@ -89,3 +90,24 @@ def test_the_memory_table_of_a_config_file(tmp_path: Path) -> None:
     file.write_text('[crawl]\ndata_dir = "d"\n[crawl.memory]\nheap = "8M"\n')
     with pytest.raises(ConfigError, match="unknown memory limits: heap"):
         load_config(file=file, env={})
+
+
+def test_a_parse_worker_keeps_its_blocks_in_its_heap(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The crawl process's fixed 256 KiB mmap threshold cost a parse worker up to a
+    # third more CPU (a mapping for every large block of every page's DOM).
+    from trawl.parse import worker
+
+    asked: list[int] = []
+
+    def limit(*, mmap_threshold: int) -> bool:
+        asked.append(mmap_threshold)
+        return True
+
+    monkeypatch.setattr(memory, "limit_arenas", limit)
+    previous = signal.getsignal(signal.SIGINT)
+    try:
+        worker.init_worker()
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert asked == [memory.WORKER_MMAP_THRESHOLD]
+    assert memory.WORKER_MMAP_THRESHOLD > memory.MMAP_THRESHOLD

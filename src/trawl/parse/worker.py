@@ -15,6 +15,7 @@ import socket
 import struct
 from collections.abc import Callable
 
+from trawl import memory
 from trawl.parse.page import PageInput, ParseOptions, parse_page
 
 __all__ = ["HEADER", "frame", "init_worker", "serve"]
@@ -77,6 +78,7 @@ def init_worker() -> None:
     workers' sockets). SIGTERM keeps its default.
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    memory.limit_arenas(mmap_threshold=memory.WORKER_MMAP_THRESHOLD)  # not the crawl's
     parse_page(
         PageInput("http://warm.invalid/", (), b"<p>warming up this worker</p>"), ParseOptions()
     )
