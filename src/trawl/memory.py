@@ -38,6 +38,7 @@ __all__ = [
     "WORKER_MMAP_THRESHOLD",
     "MemoryLimits",
     "PageBytes",
+    "Share",
     "Trimmer",
     "limit_arenas",
     "trim",
@@ -127,6 +128,26 @@ class PageBytes:
     @property
     def full(self) -> bool:
         return self.held >= self.limit
+
+    def share(self) -> Share:
+        """One page's part of what is held: 0 bytes until ``set``."""
+        return Share(self)
+
+
+class Share:
+    """What one page counts in its ``PageBytes``: ``set`` to its size as it changes
+    (charged at most half the limit), ``set(0)`` when it is let go."""
+
+    __slots__ = ("_bytes", "n")
+
+    def __init__(self, pages: PageBytes) -> None:
+        self._bytes = pages
+        self.n = 0
+
+    def set(self, size: int) -> None:
+        n = self._bytes.charge(size)
+        self._bytes.held += n - self.n
+        self.n = n
 
 
 @functools.cache

@@ -77,6 +77,19 @@ def test_page_bytes_is_full_at_its_limit() -> None:
     assert not held.full and held.held == 99
 
 
+def test_a_share_follows_its_pages_size_capped_at_half_the_limit() -> None:
+    pages = memory.PageBytes(100)
+    one, two = pages.share(), pages.share()
+    one.set(30)
+    two.set(80)  # a huge page counts half the limit: alone it never fills the budget
+    assert (one.n, two.n, pages.held, pages.full) == (30, 50, 80, False)
+    one.set(70)
+    assert pages.held == 100 and pages.full  # two large pages do
+    one.set(0)
+    two.set(0)
+    assert pages.held == 0
+
+
 def test_the_memory_table_of_a_config_file(tmp_path: Path) -> None:
     file = tmp_path / "crawl.toml"
     file.write_text(

@@ -447,16 +447,14 @@ async def _read_body(
     size = 0
     truncated: str | None = None
     decoding = isinstance(decoder, ContentDecoder)
-    counted = 0
+    held = reading.share()
     try:
         while True:
             chunk = await content.readany()
             if not chunk:
                 break
             size += len(chunk)
-            charged = reading.charge(size)  # at most half the budget a body
-            reading.held += charged - counted
-            counted = charged
+            held.set(size)
             if size > cap:
                 chunk = chunk[: len(chunk) - (size - cap)]
                 size = cap
@@ -475,7 +473,7 @@ async def _read_body(
             if truncated is not None:
                 break
     finally:
-        reading.held -= counted
+        held.set(0)
     if truncated is None:
         resp.release()
     else:

@@ -22,7 +22,7 @@ from trawl.fetch.http import decode_content
 from trawl.fetch.stage import ParseTask
 from trawl.frontier.admission import CounterSink
 from trawl.jobs import ParseJob
-from trawl.memory import PageBytes
+from trawl.memory import PageBytes, Share
 from trawl.models import Location
 from trawl.parse.page import PageInput, ParsedPage, ParseOptions, parse_page
 from trawl.parse.pool import ParsePool
@@ -45,15 +45,6 @@ __all__ = ["ParseRole"]
 # own size. A page counts at most half the limit (``PageBytes.charge``): one huge page
 # never stops fetching on its own while it is parsed and admitted.
 _RESULT_GUESS = 1  # a result not yet back counts this many times its body
-
-
-class _Charge:
-    """What one page counts in the page budget now."""
-
-    __slots__ = ("n",)
-
-    def __init__(self, n: int) -> None:
-        self.n = n
 
 
 class ParseRole:
@@ -135,9 +126,9 @@ class ParseRole:
             self._recover(*self.recovering.pop(0))
 
     def submit(self, task: ParseTask) -> None:
-        charge = _Charge(0)
-        self._recount(charge, (1 + _RESULT_GUESS) * len(task.body))
-        self._track(self._parse(task, charge))
+        held = self.held.share()
+        held.set((1 + _RESULT_GUESS) * len(task.body))
+        self._track(self._parse(task, held))
 
     async def finish(self, grace: float) -> None:
         """Let parses under way end within ``grace`` seconds (0: none); cancel the rest
@@ -192,20 +183,14 @@ class ParseRole:
         self.tasks.add(t)
         t.add_done_callback(self.tasks.discard)
 
-    def _recount(self, charge: _Charge, size: int) -> None:
-        """A page now holds ``size`` bytes: its ``charge`` (capped) follows."""
-        n = self.held.charge(size)
-        self.held.add(n - charge.n)
-        charge.n = n
-
-    async def _parse(self, task: ParseTask, charge: _Charge) -> None:
+    async def _parse(self, task: ParseTask, held: Share) -> None:
         try:
-            await self._parse_page(task, charge)
+            await self._parse_page(task, held)
         finally:
-            self._recount(charge, 0)
+            held.set(0)
 
-    async def _parse_page(self, task: ParseTask, charge: _Charge, *, attempt: int = 1) -> None:
-        """Parse and apply ``task``, counted in the page budget by ``charge``."""
+    async def _parse_page(self, task: ParseTask, held: Share, *, attempt: int = 1) -> None:
+        """Parse and apply ``task``, counted in the page budget by ``held``."""
         job = task.job
         started = time.monotonic()
         try:
@@ -214,12 +199,12 @@ class ParseRole:
             # A worker died (a page crashed the parser?): the pool starts another in
             # its place (parse/pool.py); one more try per page.
             if attempt < 2:
-                await self._parse_page(task, charge, attempt=attempt + 1)
+                await self._parse_page(task, held, attempt=attempt + 1)
                 return
             result = _failed(job, "parse worker crashed")
         if self._latency is not None:
             self._latency(time.monotonic() - started)
-        self._recount(charge, len(task.body) + result_bytes(result))  # the result is here
+        held.set(len(task.body) + result_bytes(result))  # the result is here
         await self._apply(task.seq, job, result)
 
     async def _run(self, job: ParseJob, body: bytes) -> ParsedPage | ParsedSitemap:
