@@ -135,22 +135,19 @@ class Crawl:
         self.host_gate: HostGate | None = None
         self.fetch_frontier: Frontier = self.frontier
         self.dns: DnsCache | None = None
+        deps = crawl_roles.RoleDeps(
+            clock=clock,
+            logs=self.logs,
+            admission=self.admission,
+            revisits=self.revisits,
+            gate=self.gate,
+            page_bytes=self.page_bytes,
+            disk=self._disk,
+            on_done=self._wake.set,
+            telemetry=self.telemetry,
+        )
         if Role.PARSE in self.roles:
-            p = crawl_roles.parse_side(
-                c,
-                store,
-                clock,
-                logs=self.logs,
-                blobs=self.blobs,
-                writer=self.writer,
-                telemetry=self.telemetry,
-                admission=self.admission,
-                revisits=self.revisits,
-                gate=self.gate,
-                page_bytes=self.page_bytes,
-                disk=self._disk,
-                on_done=self._wake.set,
-            )
+            p = crawl_roles.parse_side(c, store, deps, blobs=self.blobs, writer=self.writer)
             self.parsing, self.parser, self.parse_options = p.role, p.stage, p.options
             self.texts, self.events, self.links = p.texts, p.events, p.links
             self._events_key = p.events_key
@@ -158,19 +155,11 @@ class Crawl:
             f = crawl_roles.fetch_side(
                 c,
                 store,
-                clock,
-                logs=self.logs,
+                deps,
                 client=self._client,
                 leases=self._leases,
                 hand_off=None if self.parsing is None else self.parsing.submit,
-                telemetry=self.telemetry,
                 fleet=self.roles != ALL_ROLES or bool(self.writer),
-                admission=self.admission,
-                revisits=self.revisits,
-                gate=self.gate,
-                page_bytes=self.page_bytes,
-                disk=self._disk,
-                on_done=self._wake.set,
             )
             self.fetching, self.fetcher, self.client = f.role, f.stage, f.client
             self.host_gate, self.fetch_frontier, self.dns = f.host_gate, f.frontier, f.dns

@@ -33,7 +33,22 @@ from trawl.storage.blobs import EVENT_LOG, TEXT_LOG, WARC_LOG, BlobStore, LogWri
 from trawl.storage.gate import CommitGate
 from trawl.telemetry import Telemetry
 
-__all__ = ["FetchSide", "ParseSide", "fetch_side", "parse_side"]
+__all__ = ["FetchSide", "ParseSide", "RoleDeps", "fetch_side", "parse_side"]
+
+
+@dataclass(frozen=True, slots=True)
+class RoleDeps:
+    """What both roles of a crawl process are built on, beside the config and store."""
+
+    clock: Clock
+    logs: LogWriters
+    admission: Admission
+    revisits: Revisits | None
+    gate: CommitGate
+    page_bytes: memory.PageBytes
+    disk: DiskStop
+    on_done: Callable[[], None]
+    telemetry: Telemetry | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,23 +64,17 @@ class FetchSide:
 def fetch_side(
     c: CrawlConfig,
     store: CrawlStore,
-    clock: Clock,
+    deps: RoleDeps,
     *,
-    logs: LogWriters,
     client: Client | None,
-    admission: Admission,
-    revisits: Revisits | None,
     leases: HostLeases | None,
-    gate: CommitGate,
-    page_bytes: memory.PageBytes,
-    disk: DiskStop,
     hand_off: Callable[[ParseTask], None] | None,
-    on_done: Callable[[], None],
-    telemetry: Telemetry | None,
     fleet: bool,
 ) -> FetchSide:
     """The fetch role; ``hand_off``: the parse role's door when both run here;
     ``fleet``: other processes share the store (the role renews its session)."""
+    clock, logs, admission, revisits = deps.clock, deps.logs, deps.admission, deps.revisits
+    gate, page_bytes, disk, telemetry = deps.gate, deps.page_bytes, deps.disk, deps.telemetry
     warc_log = logs.open(WARC_LOG, c.warc_max_bytes)
     dns = None
     if client is None:
@@ -93,7 +102,7 @@ def fetch_side(
         clock=clock,
         delay=c.delay,
         hand_off=hand_off,
-        on_done=on_done,
+        on_done=deps.on_done,
         on_error=disk.dealt_with,
         writable=disk.writable,
         on_fetched=None if telemetry is None else telemetry.fetch_done,
@@ -115,22 +124,11 @@ class ParseSide:
 
 
 def parse_side(
-    c: CrawlConfig,
-    store: CrawlStore,
-    clock: Clock,
-    *,
-    logs: LogWriters,
-    blobs: BlobStore,
-    writer: str,
-    admission: Admission,
-    revisits: Revisits | None,
-    gate: CommitGate,
-    page_bytes: memory.PageBytes,
-    disk: DiskStop,
-    on_done: Callable[[], None],
-    telemetry: Telemetry | None,
+    c: CrawlConfig, store: CrawlStore, deps: RoleDeps, *, blobs: BlobStore, writer: str
 ) -> ParseSide:
     """The parse role, writing its texts, events and links as ``writer``."""
+    clock, logs, admission, revisits = deps.clock, deps.logs, deps.admission, deps.revisits
+    gate, page_bytes, disk, telemetry = deps.gate, deps.page_bytes, deps.disk, deps.telemetry
     text_log = logs.open(TEXT_LOG, c.text_max_bytes)
     events_log = logs.open(EVENT_LOG, 64 << 20)
     events_key = "events.next_id" + (f"@{writer}" if writer else "")
@@ -160,7 +158,7 @@ def parse_side(
         read_warc=lambda location: blobs.read(WARC_LOG, location),
         max_body_bytes=c.max_body_bytes,
         counters=store.counters,
-        on_done=on_done,
+        on_done=deps.on_done,
         on_error=disk.dealt_with,
         writable=disk.writable,
         latency=None if telemetry is None else telemetry.parse_latency.observe,
