@@ -1,11 +1,15 @@
 """The machine-wide host leases: one small SQLite file every crawl process shares.
 
 ``<politeness_dir>/hosts.db`` in WAL mode: each acquire or release is one short write
-transaction (``BEGIN IMMEDIATE``) on one row, so crawls in other processes see it at
-once. Durability is not needed (``synchronous=OFF``): a lease lost to a power cut
-only lapses early, and a next-contact time lost is at most one delay. A lease whose
-holder's process is gone (``storage/leases.py`` ``holder_alive``) lapses at once.
-Rows untouched for a day are dropped when the file is opened.
+transaction on one row, so crawls in other processes see it at once. The common cases
+are one statement each (its own transaction): taking a host that is free and due (no
+other live holder, next contact reached), and giving one back when no crawl asked a
+gap and this one asks none. The rest reads the row and applies ``storage/leases.py``
+in a ``BEGIN IMMEDIATE`` transaction. Durability is not needed (``synchronous=OFF``):
+a lease lost to a power cut only lapses early, and a next-contact time lost is at most
+one delay. A lease whose holder's process is gone (``storage/leases.py``
+``holder_alive``) lapses at once. Rows untouched for a day are dropped when the file
+is opened.
 """
 
 from __future__ import annotations
@@ -90,6 +94,13 @@ class SqliteHostLeases:
         self, host: str, *, holder: str, now: float, ttl: float, gap: float = 0.0
     ) -> float | None:
         try:
+            # ``acquire``'s rules when the row says the host is free and due: taken.
+            if self._c.execute(
+                "UPDATE host_leases SET holder=?, expires=? WHERE host=? AND next_at<=? "
+                "AND (holder IS NULL OR holder=? OR expires<=?)",
+                (holder, now + ttl, host, now, holder, now),
+            ).rowcount:
+                return None
             with self._write():
                 row = self._load(host) or LeaseRow()
                 before = (row.holder, row.expires, row.next_at)
@@ -104,6 +115,18 @@ class SqliteHostLeases:
 
     def release(self, host: str, *, holder: str, now: float, ready_at: float) -> None:
         try:
+            # ``release``'s rules when no gap is asked, by this crawl or (live) any other.
+            if (
+                ready_at <= now
+                and self._c.execute(
+                    "UPDATE host_leases SET next_at=max(next_at, ?), "
+                    "holder=CASE WHEN holder=? THEN NULL ELSE holder END, "
+                    "expires=CASE WHEN holder=? THEN 0 ELSE expires END "
+                    "WHERE host=? AND asks='{}'",
+                    (ready_at, holder, holder, host),
+                ).rowcount
+            ):
+                return
             with self._write():
                 row = self._load(host) or LeaseRow()
                 release(row, holder=holder, now=now, ready_at=ready_at)
