@@ -51,6 +51,21 @@ def test_add_then_find(backend: Backend) -> None:
     assert pages.count() == 2
 
 
+def test_a_text_not_found_is_found_once_added(backend: Backend) -> None:
+    """Asked again and again (a parse asks twice), it is missing until its own add."""
+    pages = backend.store().pages
+    assert pages.find("h001") is None
+    assert pages.claim("h001", page(1).url) is None
+    pages.add(page(2))  # another text: h001 still missing
+    assert pages.find("h001") is None
+    pages.add(page(1))
+    assert pages.find("h001") == page(1)
+    assert pages.claim("h001", "https://a.example/other") == page(1).url
+    backend.restart(crash=True)  # neither committed: both missing again
+    pages = backend.store().pages
+    assert pages.find("h001") is None and pages.find("h002") is None
+
+
 def test_count_duplicate(backend: Backend) -> None:
     pages = backend.store().pages
     pages.add(page(1))

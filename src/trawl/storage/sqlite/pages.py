@@ -38,12 +38,21 @@ class SqlitePageStore:
 
     def __init__(self, db: Database) -> None:
         self._c = db.conn
+        # The last text looked for and not found: a page's parse asks twice (its exact
+        # duplicate check, then its claim) with links offered in between, and only
+        # ``add`` makes a text found.
+        self._absent: str | None = None
 
     def find(self, content_hash: str) -> PageRecord | None:
+        if content_hash == self._absent:
+            return None
         row = self._c.execute(
             f"SELECT {PAGE_COLUMNS} FROM pages WHERE content_hash=?", (content_hash,)
         ).fetchone()
-        return None if row is None else page_from_row(row)
+        if row is None:
+            self._absent = content_hash
+            return None
+        return page_from_row(row)
 
     def claim(self, content_hash: str, url: str) -> str | None:
         return claim_by_find(self, content_hash, url)
@@ -52,6 +61,8 @@ class SqlitePageStore:
         return claimant_by_find(self, content_hash)
 
     def add(self, page: PageRecord) -> None:
+        if page.content_hash == self._absent:
+            self._absent = None
         w, t = page.warc, page.text
         self._c.execute(
             f"INSERT INTO pages({PAGE_COLUMNS}) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
