@@ -281,6 +281,38 @@ def test_set_status_after_fetch(backend: Backend) -> None:
     assert counts[UrlStatus.PARSED] == 1 and counts[UrlStatus.FETCHED] == 0
 
 
+def test_set_status_from_each_finished_status(backend: Backend) -> None:
+    """From fetched (a parse's outcome), from another finished status, to the same one:
+    the record, its reason and the counts follow, and survive a restart."""
+    f = backend.frontier()
+    f.add([url(f"h{i}.example", "/") for i in range(3)], now=T0)
+    leases = [f.take(T0) for _ in range(3)]
+    assert all(lease is not None for lease in leases)
+    a, b, c = (lease for lease in leases if lease is not None)
+    f.finish(a, UrlStatus.FETCHED, host_ready_at=T0)
+    f.finish(b, UrlStatus.SKIPPED, host_ready_at=T0, reason="robots")
+    f.finish(c, UrlStatus.FETCHED, host_ready_at=T0)
+    f.set_status(a.host, a.fp, UrlStatus.FAILED, reason="parse: broken")
+    f.set_status(b.host, b.fp, UrlStatus.PARSED)
+    f.set_status(c.host, c.fp, UrlStatus.FETCHED)  # already: nothing changes
+    f.set_status(a.host, a.fp, UrlStatus.FAILED, reason="parse: broken")
+    statuses = {}
+    for lease in (a, b, c):
+        record = f.get(lease.host, lease.fp)
+        assert record is not None
+        statuses[lease.url] = (record.status, record.reason)
+    assert statuses == {
+        a.url: (UrlStatus.FAILED, "parse: broken"),
+        b.url: (UrlStatus.PARSED, None),
+        c.url: (UrlStatus.FETCHED, None),
+    }
+    expected = {UrlStatus.FAILED: 1, UrlStatus.PARSED: 1, UrlStatus.FETCHED: 1}
+    assert {k: v for k, v in f.counts().items() if v} == expected
+    backend.commit()
+    backend.restart(crash=False)
+    assert {k: v for k, v in backend.frontier().counts().items() if v} == expected
+
+
 def test_counts_survive_restart(backend: Backend) -> None:
     f = backend.frontier()
     f.add([url("a.example", f"/{i}") for i in range(4)], now=T0)

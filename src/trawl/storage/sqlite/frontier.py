@@ -265,6 +265,18 @@ class SqliteFrontier(FrontierRows):
     def set_status(
         self, host: str, fp: int, status: UrlStatus, *, reason: str | None = None
     ) -> None:
+        # The common case in one statement: a fetched page's parse sets its outcome.
+        h = self._hosts.get(host)
+        if (
+            h is not None
+            and status != UrlStatus.FETCHED
+            and self._c.execute(
+                "UPDATE urls SET status=?, reason=? WHERE host_id=? AND fp=? AND status=?",
+                (int(status), one_line(reason), h.id, fp, int(UrlStatus.FETCHED)),
+            ).rowcount
+        ):
+            self._move(UrlStatus.FETCHED, status)
+            return
         found = self._status_of(host, fp)
         if found is None or found[1] == status:
             return
