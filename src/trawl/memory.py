@@ -76,6 +76,13 @@ class MemoryLimits:
     # segment written out when full. Where segments end orders equal scores: a smaller
     # heap changes the order of tied hits of an index rebuilt by ``trawl index``.
     index_heap: int = 64 * _MIB
+    # Text records (as stored: gzip) an index batch takes at most. Documents wait in
+    # tantivy's queue while its thread indexes those before them, and the postings it
+    # builds grow with the batch (measured: some 5 bytes of memory a byte of text, so
+    # a 500-page batch of 42 KB texts held 100 MB). Batches made by time are smaller
+    # (2 s of pages); this bounds a backlog's (a restart, the crawl's last batches, a
+    # rebuild by ``trawl index``) to the same.
+    index_batch: int = 4 * _MIB
     # The index's segment files mapped by the writer (tantivy's merges read them
     # through their mappings): resident pages past this are paged out.
     index_mapped: int = 16 * _MIB
@@ -91,7 +98,7 @@ class MemoryLimits:
     trim: float = TRIM_EVERY
 
     def __post_init__(self) -> None:
-        counts = (self.pages, self.index_mapped, self.db_cache)
+        counts = (self.pages, self.index_batch, self.index_mapped, self.db_cache)
         if min(*counts, self.lexicon_words, self.equivalence_urls) <= 0:
             raise ConfigError("memory limits must be positive")
         if self.index_heap < _TANTIVY_LEAST_HEAP:

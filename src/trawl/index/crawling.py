@@ -9,10 +9,12 @@ work in native code). Back on the loop, the pages are marked indexed in the curr
 transaction, which the next group commit makes durable. One batch runs at a time.
 At shutdown, everything left is indexed before the last commit.
 
-What the writer holds is bounded by ``MemoryLimits``: tantivy's indexing heap
-(``index_heap``), one page's text at a time (the batch's texts are read as they are
-added), the lexicon's words (``lexicon_words``), and the pages of the index's files
-that its merges read through their mappings (``index_mapped``: ``mapped.py``).
+What the writer holds is bounded by ``MemoryLimits``: a batch's text (``index_batch``
+of text records: the documents waiting in tantivy's queue and their postings), tantivy's
+indexing heap (``index_heap``), one page's text at a time on the Python side (the
+batch's texts are read as they are added), the lexicon's words (``lexicon_words``),
+and the pages of the index's files that its merges read through their mappings
+(``index_mapped``: ``mapped.py``).
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from trawl.errors import DiskFullError, as_disk_full
 from trawl.frontier.admission import CounterSink
 from trawl.index.mapped import MappedPages
 from trawl.index.sharded import open_indexer
-from trawl.index.writer import DEFAULT_BATCH, CommittedTexts, PendingPages
+from trawl.index.writer import DEFAULT_BATCH, CommittedTexts, PendingPages, within_bytes
 from trawl.memory import MemoryLimits
 from trawl.storage.base import PageRecord
 from trawl.storage.blobs import BlobStore
@@ -69,6 +71,7 @@ class CrawlIndexing:
         self._counters = counters
         self._interval = interval
         self._batch = batch
+        self._batch_bytes = limits.index_batch
         self._last = 0.0
         self._full = False
         self._task: asyncio.Task[bool] | None = None
@@ -93,11 +96,16 @@ class CrawlIndexing:
         if not due:
             return
         self._last = time.monotonic()
-        taken = self._pages.unindexed(self._batch)
-        self._full = len(taken) == self._batch
+        taken, self._full = self._take()
         self._stored_then = self._stored()
         if taken:
             self._task = loop.create_task(self._index(taken))
+
+    def _take(self) -> tuple[list[PageRecord], bool]:
+        """The next batch, and whether pages were left for the next (a backlog)."""
+        pending = self._pages.unindexed(self._batch)
+        taken = within_bytes(pending, self._batch_bytes)
+        return taken, len(pending) == self._batch or len(taken) < len(pending)
 
     async def _index(self, taken: list[PageRecord]) -> bool:
         try:
@@ -132,7 +140,7 @@ class CrawlIndexing:
             if self._task is not None:
                 with contextlib.suppress(Exception):
                     await self._task
-            while index_rest and not self._halted and (taken := self._pages.unindexed(self._batch)):
+            while index_rest and not self._halted and (taken := self._take()[0]):
                 if not await self._index(taken):
                     break
         finally:

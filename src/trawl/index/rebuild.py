@@ -25,7 +25,7 @@ from pathlib import Path
 
 from trawl.errors import DataDirInUseError, DiskFullError, StorageError, as_disk_full
 from trawl.index.sharded import fresh_indexer
-from trawl.index.writer import CommittedTexts
+from trawl.index.writer import BATCH_BYTES, CommittedTexts, batches
 from trawl.storage.open import has_crawl, open_blobs, open_store, state_path
 from trawl.storage.place import CrawlPlace
 
@@ -117,11 +117,12 @@ def rebuild_fleet_index(
     indexer = fresh_indexer(index_dir, shards)  # StorageError if a worker writes it
     try:
         indexer.clear()
-        for done in range(0, len(every), _BATCH):
-            batch = every[done : done + _BATCH]
+        done = 0
+        for batch in batches(every, _BATCH, BATCH_BYTES):
             indexer.write(indexer.docs(batch, texts))
+            done += len(batch)
             if progress is not None:
-                progress(done + len(batch), len(every))
+                progress(done, len(every))
         documents = indexer.stats.documents
     finally:
         indexer.close()

@@ -57,6 +57,30 @@ DEFAULT_BATCH = 500
 # crawl's other core to the crawl.
 HEAP_BYTES = MemoryLimits().index_heap
 _THREADS = 1
+BATCH_BYTES = MemoryLimits().index_batch
+
+
+def within_bytes(pages: Sequence[PageRecord], max_bytes: int) -> list[PageRecord]:
+    """The first of ``pages`` whose text records come to at most ``max_bytes`` (the
+    first page whatever its size): what indexing a batch holds grows with its text
+    (``MemoryLimits.index_batch``)."""
+    total = 0
+    for i, page in enumerate(pages):
+        total += page.text.length
+        if total > max_bytes and i:
+            return list(pages[:i])
+    return list(pages)
+
+
+def batches(
+    pages: Sequence[PageRecord], max_pages: int, max_bytes: int
+) -> Iterator[list[PageRecord]]:
+    """``pages`` in order, in batches of at most ``max_pages`` and ``max_bytes`` of text."""
+    done = 0
+    while done < len(pages):
+        batch = within_bytes(pages[done : done + max_pages], max_bytes)
+        done += len(batch)
+        yield batch
 
 
 class PendingPages(Protocol):
@@ -183,10 +207,16 @@ class PageIndex:
             yield doc_from(page, record)
 
     def index_pending(
-        self, pages: PendingPages, texts: TextReader, *, limit: int = DEFAULT_BATCH
+        self,
+        pages: PendingPages,
+        texts: TextReader,
+        *,
+        limit: int = DEFAULT_BATCH,
+        max_bytes: int = BATCH_BYTES,
     ) -> int:
-        """One batch, start to end; returns how many pages it took (0: none left)."""
-        taken = pages.unindexed(limit)
+        """One batch (at most ``limit`` pages, ``max_bytes`` of text records), start
+        to end; returns how many pages it took (0: none left)."""
+        taken = within_bytes(pages.unindexed(limit), max_bytes)
         if not taken:
             return 0
         self.write(self.docs(taken, texts))
