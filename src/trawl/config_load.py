@@ -198,7 +198,12 @@ def _coerce(name: str, value: Any) -> Any:
 
 
 # The memory limits that are not sizes (those are: "16M").
-_MEMORY_COUNTS = {"lexicon_words": int, "equivalence_urls": int, "trim": float}
+_MEMORY_COUNTS = {
+    "lexicon_words": int,
+    "equivalence_urls": int,
+    "idle_connections": int,
+    "trim": float,
+}
 
 
 def parse_memory(value: Any) -> MemoryLimits:

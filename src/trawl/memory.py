@@ -32,6 +32,7 @@ from trawl.errors import ConfigError
 
 __all__ = [
     "FETCH_RESERVE",
+    "IDLE_CONNECTIONS",
     "MALLOC_ARENAS",
     "MMAP_THRESHOLD",
     "TRIM_EVERY",
@@ -51,6 +52,7 @@ MMAP_THRESHOLD = 256 * 1024  # blocks this large and larger: a mapping of their 
 # ceiling), where a mapping a block cost it up to a third more CPU (mmap, munmap and
 # the page faults of a DOM's every large block, page after page).
 WORKER_MMAP_THRESHOLD = 32 * 1024 * 1024
+IDLE_CONNECTIONS = 256
 TRIM_EVERY = 2.0  # seconds between two trims of the heap by a running crawl
 # What a fetch under way holds before its reader takes the body: the body as it
 # arrives, buffered by aiohttp up to 2 x 64 KiB a connection while the event loop is
@@ -94,6 +96,11 @@ class MemoryLimits:
     # bytes a URL: the URL, its page, its spellings); the least recently seen hosts'
     # are forgotten first.
     equivalence_urls: int = 20_000
+    # HTTP connections kept open for reuse while idle (the least recently used beyond
+    # this are closed: ``fetch/_http_pool.py``). Each holds a socket and some 16 KB; a
+    # crawl keeps one per host contacted within the keep-alive time otherwise (4,003
+    # sockets and 60 MB on 4,000 hosts).
+    idle_connections: int = IDLE_CONNECTIONS
     # Seconds between two trims of the malloc heap (what Python freed, given back).
     trim: float = TRIM_EVERY
 
@@ -101,6 +108,8 @@ class MemoryLimits:
         counts = (self.pages, self.index_batch, self.index_mapped, self.db_cache)
         if min(*counts, self.lexicon_words, self.equivalence_urls) <= 0:
             raise ConfigError("memory limits must be positive")
+        if self.idle_connections < 0:
+            raise ConfigError("memory.idle_connections must be 0 or more")
         if self.index_heap < _TANTIVY_LEAST_HEAP:
             raise ConfigError(f"memory.index_heap must be at least {_TANTIVY_LEAST_HEAP} bytes")
         if self.trim <= 0:

@@ -190,6 +190,7 @@ def http_client(
         max_body_bytes=c.max_body_bytes,
         clock=clock,
         max_connections=max(64, c.max_in_flight * 2),
+        max_idle=c.memory.idle_connections,
         page_bytes=page_bytes,
     )
     return client, dns

@@ -70,9 +70,10 @@ from trawl.fetch._http_decode import (
     sniff_html,
 )
 from trawl.fetch._http_errors import RETRYABLE_KINDS, FetchError, map_error
+from trawl.fetch._http_pool import IdleBoundedConnector
 from trawl.fetch.dns import DnsCache, GuardedResolver
 from trawl.fetch.sendcheck import LeaseEndingError, check_send
-from trawl.memory import PageBytes
+from trawl.memory import IDLE_CONNECTIONS, PageBytes
 
 __all__ = [
     "DEFAULT_ACCEPT",
@@ -206,6 +207,7 @@ class HttpClient:
         max_body_bytes: int,
         clock: Clock,
         max_connections: int = 1024,
+        max_idle: int = IDLE_CONNECTIONS,
         accept_encoding: str = ACCEPT_ENCODING,
         keepalive: float = 30.0,
         accept: str = DEFAULT_ACCEPT,
@@ -215,12 +217,15 @@ class HttpClient:
         """``page_bytes`` counts the bytes of the bodies being read (see ``PageBytes``)."""
         if max_body_bytes <= 0 or max_connections <= 0:
             raise ConfigError("max_body_bytes and max_connections must be positive")
+        if max_idle < 0:
+            raise ConfigError("max_idle must be 0 or more")
         self._dns = dns
         self._timeouts = timeouts
         self._max_body = max_body_bytes
         self._offered = offered_codings(accept_encoding)
         self._clock = clock
         self._max_connections = max_connections
+        self._max_idle = max_idle
         self._keepalive = keepalive
         self._ssl: ssl.SSLContext | bool = ssl_context if ssl_context is not None else True
         self._base_headers = {
@@ -236,7 +241,8 @@ class HttpClient:
         # Built on first use: aiohttp needs the running loop.
         if self._closed:
             raise FetchError("internal", "the HTTP client is closed")
-        connector = aiohttp.TCPConnector(
+        connector = IdleBoundedConnector(
+            max_idle=self._max_idle,
             resolver=GuardedResolver(self._dns),
             use_dns_cache=False,
             limit=self._max_connections,
