@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from types import SimpleNamespace
+from typing import Any, cast
 
 import pytest
 
@@ -104,6 +106,17 @@ def test_the_crawls_indexing_drains_a_backlog_in_batches_of_its_bytes(
         return write(batch)
 
     indexing.indexer.write = counted  # type: ignore[method-assign]
+    reads: list[int] = []
+    unindexed = store.pages.unindexed
+
+    def read(limit: int) -> list[PageRecord]:
+        taken = unindexed(limit)
+        reads.append(len(taken))
+        return taken
+
+    indexing._pages = cast(
+        Any, SimpleNamespace(unindexed=read, mark_indexed=store.pages.mark_indexed)
+    )
 
     async def run() -> None:
         indexing.after_commit()  # the first batch, due at once
@@ -118,4 +131,6 @@ def test_the_crawls_indexing_drains_a_backlog_in_batches_of_its_bytes(
     # A bound smaller than any page: one page a batch; the default: one batch.
     assert written == ([1] * 20 if bound == 1 else [20])
     assert store.pages.unindexed(100) == []
+    # Each page read from the store once: what a batch left out is the next one's.
+    assert reads == [20, 0]
     store.close()

@@ -72,6 +72,8 @@ class CrawlIndexing:
         self._interval = interval
         self._batch = batch
         self._batch_bytes = limits.index_batch
+        self._left: list[PageRecord] = []
+        self._read_full = False
         self._last = 0.0
         self._full = False
         self._task: asyncio.Task[bool] | None = None
@@ -103,9 +105,15 @@ class CrawlIndexing:
 
     def _take(self) -> tuple[list[PageRecord], bool]:
         """The next batch, and whether pages were left for the next (a backlog)."""
-        pending = self._pages.unindexed(self._batch)
+        # A backlog's pages read but left out of a batch by its bytes are the next
+        # batch's first (not read again); they stay unindexed until a batch takes them.
+        pending = self._left
+        if not pending:
+            pending = self._pages.unindexed(self._batch)
+            self._read_full = len(pending) == self._batch  # more may wait in the store
         taken = within_bytes(pending, self._batch_bytes)
-        return taken, len(pending) == self._batch or len(taken) < len(pending)
+        self._left = pending[len(taken) :]
+        return taken, self._read_full or bool(self._left)
 
     async def _index(self, taken: list[PageRecord]) -> bool:
         try:

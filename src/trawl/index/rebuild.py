@@ -83,11 +83,14 @@ def _rebuild(
             store.commit()
             done = 0
             texts = CommittedTexts(open_blobs(data_dir))
-            while n := indexer.index_pending(pages, texts, limit=_BATCH):
-                store.commit()
-                done += n
-                if progress is not None:
-                    progress(done, len(every))
+            # Pages read once, _BATCH at a time, and indexed in batches bounded by their
+            # text too (index_pending would read a whole _BATCH for each of those).
+            while pending := pages.unindexed(_BATCH):
+                for batch in batches(pending, _BATCH, BATCH_BYTES):
+                    done += indexer.index_taken(pages, texts, batch)
+                    store.commit()
+                    if progress is not None:
+                        progress(done, len(every))
             documents = indexer.stats.documents
         finally:
             indexer.close()

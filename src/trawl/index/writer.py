@@ -216,7 +216,12 @@ class PageIndex:
     ) -> int:
         """One batch (at most ``limit`` pages, ``max_bytes`` of text records), start
         to end; returns how many pages it took (0: none left)."""
-        taken = within_bytes(pages.unindexed(limit), max_bytes)
+        return self.index_taken(pages, texts, within_bytes(pages.unindexed(limit), max_bytes))
+
+    def index_taken(
+        self, pages: PendingPages, texts: TextReader, taken: Sequence[PageRecord]
+    ) -> int:
+        """Write ``taken`` (pages not indexed yet) and mark them indexed; returns how many."""
         if not taken:
             return 0
         self.write(self.docs(taken, texts))
