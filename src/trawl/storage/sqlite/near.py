@@ -44,9 +44,9 @@ CREATE TABLE IF NOT EXISTS minhash_bands (
 _LAYOUT_KEY = "near.minhash"
 _BANDED_KEY = "near.banded"  # the last doc id whose band rows are in minhash_bands
 # Founders whose band keys are held in memory before being written (32 keys each,
-# some 110 bytes a key in a dict: 7 MB at 2048). More: fewer B-tree pages written per
-# founder once the table outgrows them; 2048 founders' keys, sorted, touch each page of
-# 100,000 founders' bands once or less.
+# some 110 bytes a key in a dict: 7 MB at 2048; and their 512-byte signatures, 1 MB).
+# More: fewer B-tree pages written per founder once the table outgrows them; 2048
+# founders' keys, sorted, touch each page of 100,000 founders' bands once or less.
 FLUSH_DOCS = 2048
 
 
@@ -70,7 +70,7 @@ class SqliteNearIndex:
         # the rare key that more of them share -> the others.
         self._recent: dict[int, int] = {}
         self._recent_more: dict[int, list[int]] = {}
-        self._recent_docs: list[int] = []
+        self._recent_docs: dict[int, Signature] = {}  # held founders' signatures, in order
         # Statement by statement inside the open transaction: ``executescript`` would
         # COMMIT first, making the crawl's pending writes durable before their hooks ran.
         for statement in _SCHEMA.split(";"):
@@ -112,9 +112,9 @@ class SqliteNearIndex:
         for doc, signature in self._c.execute(
             "SELECT id, signature FROM minhash_docs WHERE id > ? ORDER BY id", (int(banded),)
         ):
-            self._hold(int(doc), self._hasher.band_keys(bytes(signature)))
+            self._hold(int(doc), bytes(signature), self._hasher.band_keys(bytes(signature)))
 
-    def _hold(self, doc: int, keys: list[int]) -> None:
+    def _hold(self, doc: int, signature: Signature, keys: list[int]) -> None:
         recent = self._recent
         for key in keys:
             first = recent.setdefault(key, doc)
@@ -122,7 +122,7 @@ class SqliteNearIndex:
                 more = self._recent_more.setdefault(key, [])
                 if doc not in more:
                     more.append(doc)
-        self._recent_docs.append(doc)
+        self._recent_docs[doc] = signature
 
     def _flush(self) -> None:
         """Write the held band keys (sorted: each B-tree page once) and forget them."""
@@ -130,7 +130,7 @@ class SqliteNearIndex:
         rows += [(key, doc) for key, docs in self._recent_more.items() for doc in docs]
         rows.sort()
         self._c.executemany("INSERT OR IGNORE INTO minhash_bands(key, doc) VALUES(?,?)", rows)
-        self._set_banded(self._recent_docs[-1])
+        self._set_banded(next(reversed(self._recent_docs)))
         self._recent.clear()
         self._recent_more.clear()
         self._recent_docs.clear()
@@ -156,7 +156,7 @@ class SqliteNearIndex:
         )
         if cur.rowcount == 1 and cur.lastrowid is not None:
             self._last_find = None
-            self._hold(cur.lastrowid, self._band_keys(signature))
+            self._hold(cur.lastrowid, signature, self._band_keys(signature))
             if len(self._recent_docs) >= self._flush_docs:
                 self._flush()
 
@@ -197,8 +197,7 @@ class SqliteNearIndex:
         if docs and self._recent_more:
             for key in keys:
                 docs.update(self._recent_more.get(key, ()))
-        get = "SELECT signature FROM minhash_docs WHERE id=?"
-        return [(doc, bytes(self._c.execute(get, (doc,)).fetchone()[0])) for doc in docs]
+        return [(doc, self._recent_docs[doc]) for doc in docs]
 
     def count(self) -> int:
         return int(self._c.execute("SELECT count(*) FROM minhash_docs").fetchone()[0])
