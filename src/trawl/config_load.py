@@ -202,6 +202,7 @@ _MEMORY_COUNTS = {
     "lexicon_words": int,
     "equivalence_urls": int,
     "idle_connections": int,
+    "index_volume": int,
     "trim": float,
 }
 

@@ -55,7 +55,10 @@ class CrawlIndexing:
         limits = limits or MemoryLimits()
         try:
             self.indexer = open_indexer(
-                index_dir, heap_bytes=limits.index_heap, lexicon_words=limits.lexicon_words
+                index_dir,
+                heap_bytes=limits.index_heap,
+                lexicon_words=limits.lexicon_words,
+                volume_docs=limits.index_volume,
             )
         except Exception as exc:
             full = as_disk_full(exc, index_dir)

@@ -45,7 +45,7 @@ import tantivy
 from trawl.index.correct import Budget, Corrector, merged_candidates
 from trawl.index.gather import EXACT_BUDGET, Gather, Run
 from trawl.index.hits import SearchResults, hit
-from trawl.index.layout import shard_dirs
+from trawl.index.layout import index_parts
 from trawl.index.plan import Compiler, Leaf, Plan, exact_score, render
 from trawl.index.query import ParsedQuery, QueryError, Word, parse, rewrite
 from trawl.index.schema import (
@@ -168,7 +168,7 @@ class Searcher:
 
     def _dirs(self, spec: IndexSpec) -> list[Path]:
         try:
-            return shard_dirs(spec.index_dir)
+            return index_parts(spec.index_dir)
         except ValueError as exc:
             if self._single:
                 raise IndexFormatError(str(exc)) from None

@@ -19,7 +19,14 @@ from pathlib import Path
 from trawl.errors import StorageError
 from trawl.index.layout import shard_count, shard_dirs, shard_of, write_layout
 from trawl.index.lexicon import MAX_WORDS
-from trawl.index.writer import HEAP_BYTES, IndexDoc, Indexer, IndexStats, PageIndex
+from trawl.index.writer import (
+    HEAP_BYTES,
+    VOLUME_DOCS,
+    IndexDoc,
+    Indexer,
+    IndexStats,
+    PageIndex,
+)
 
 _SHARD_HEAP = 20 * 1024 * 1024  # tantivy's least is 15 MB a thread
 
@@ -35,16 +42,25 @@ class ShardedIndexer(PageIndex):
         replace_old: bool = False,
         heap_bytes: int = HEAP_BYTES,
         lexicon_words: int = MAX_WORDS,
+        volume_docs: int = VOLUME_DOCS,
     ) -> None:
         self.index_dir = index_dir
         dirs = shard_dirs(index_dir)
         heap = max(_SHARD_HEAP, heap_bytes // len(dirs))
         words = max(1, lexicon_words // len(dirs))
+        # Shards merge side by side: their volumes share the bound as their heaps do.
+        volume = -(-volume_docs // len(dirs))
         self._shards: list[Indexer] = []
         try:
             for d in dirs:
                 self._shards.append(
-                    Indexer(d, heap_bytes=heap, replace_old=replace_old, lexicon_words=words)
+                    Indexer(
+                        d,
+                        heap_bytes=heap,
+                        replace_old=replace_old,
+                        lexicon_words=words,
+                        volume_docs=volume,
+                    )
                 )
         except BaseException:
             for opened in self._shards:
@@ -94,14 +110,15 @@ def open_indexer(
     replace_old: bool = False,
     heap_bytes: int = HEAP_BYTES,
     lexicon_words: int = MAX_WORDS,
+    volume_docs: int = VOLUME_DOCS,
 ) -> Indexer | ShardedIndexer:
-    """The writer of ``index_dir``, whole or split as it is on disk (``heap_bytes`` and
-    ``lexicon_words`` for all its shards)."""
+    """The writer of ``index_dir``, whole or split as it is on disk (``heap_bytes``,
+    ``lexicon_words`` and ``volume_docs`` for all its shards)."""
     try:
         split = shard_count(index_dir) is not None
     except ValueError as exc:
         raise StorageError(str(exc)) from None
-    bounds = {"heap_bytes": heap_bytes, "lexicon_words": lexicon_words}
+    bounds = {"heap_bytes": heap_bytes, "lexicon_words": lexicon_words, "volume_docs": volume_docs}
     if split:
         return ShardedIndexer(index_dir, replace_old=replace_old, **bounds)
     return Indexer(index_dir, replace_old=replace_old, **bounds)

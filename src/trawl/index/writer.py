@@ -14,7 +14,11 @@ reads is committed: a page whose parse was rolled back by a crash (and that migh
 not be stored again on resume) is never indexed. The index stores where each page's
 text record is, not the text: a committed record is never rewritten.
 
-After each commit the writer keeps the typo-correction lexicon up (``lexicon.py``).
+The index is a series of volumes (``layout.py``): the writer adds to the last, and
+begins the next once it holds ``MemoryLimits.index_volume`` documents; the earlier
+copies a batch replaces are deleted from the closed volumes after the batch's commit
+(``volumes.py``). Each volume has its own lexicon: after each commit the writer keeps
+the open volume's typo-correction lexicon up (``lexicon.py``).
 An index of an older schema is refused (``IndexFormatError``: rebuild it with
 ``trawl index``), or, for that rebuild, removed first.
 """
@@ -33,7 +37,7 @@ import xxhash
 
 from trawl.archive.textstore import decode_record
 from trawl.errors import StorageError
-from trawl.index.layout import SHARDS_FILE
+from trawl.index.layout import SHARDS_FILE, volume_dir, volume_dirs, volume_number
 from trawl.index.lexicon import MAX_WORDS, LexiconWriter
 from trawl.index.schema import (
     IndexFormatError,
@@ -45,6 +49,7 @@ from trawl.index.schema import (
     title_field,
 )
 from trawl.index.stems import Stems, ascii_split, register_writer
+from trawl.index.volumes import ClosedVolumes
 from trawl.memory import MemoryLimits
 from trawl.models import Location
 from trawl.storage.base import PageRecord
@@ -58,6 +63,7 @@ DEFAULT_BATCH = 500
 HEAP_BYTES = MemoryLimits().index_heap
 _THREADS = 1
 BATCH_BYTES = MemoryLimits().index_batch
+VOLUME_DOCS = MemoryLimits().index_volume
 
 
 def within_bytes(pages: Sequence[PageRecord], max_bytes: int) -> list[PageRecord]:
@@ -241,33 +247,65 @@ class Indexer(PageIndex):
         threads: int = _THREADS,
         replace_old: bool = False,
         lexicon_words: int = MAX_WORDS,
+        volume_docs: int = VOLUME_DOCS,
     ) -> None:
         self.index_dir = index_dir
         if (index_dir / SHARDS_FILE).exists():
             raise StorageError(f"{index_dir} is split into shards: open it with open_indexer")
+        self._heap, self._threads, self._words = heap_bytes, threads, lexicon_words
+        self._volume_docs = volume_docs
+        dirs = volume_dirs(index_dir)
         try:
-            self._index = open_index(index_dir)
+            self._closed = ClosedVolumes(dirs[:-1])
+            self._index = open_index(dirs[-1])
         except IndexFormatError:
             if not replace_old:
                 raise
             shutil.rmtree(index_dir)
+            dirs = [index_dir]
+            self._closed = ClosedVolumes([])
             self._index = open_index(index_dir)
+        self._stems: dict[str, Stems] = {}
+        self._open(dirs[-1])
+        self.stats = IndexStats()
+
+    def _open(self, volume: Path) -> None:
+        """Take the writer of ``volume`` (``self._index``), the one written to."""
         # Texts are stemmed here, once per distinct word (stems.py), not by tantivy.
         register_writer(self._index)
-        self._stems: dict[str, Stems] = {}
         try:
-            self._writer = self._index.writer(heap_size=heap_bytes, num_threads=threads)
+            self._writer = self._index.writer(heap_size=self._heap, num_threads=self._threads)
         except ValueError as exc:
-            raise StorageError(f"{index_dir}: the index is in use by another writer") from exc
-        self._lexicon = LexiconWriter(index_dir, max_words=lexicon_words)
-        self.stats = IndexStats()
+            raise StorageError(f"{volume}: the index is in use by another writer") from exc
+        self._lexicon = LexiconWriter(volume, max_words=self._words)
+        self.volume = volume
+
+    def _close_volume(self) -> None:
+        """Let the open volume's merges finish and give its writer back."""
+        try:
+            self._lexicon.close()
+            self._writer.wait_merging_threads()
+        finally:
+            del self._writer
+
+    def _next_volume(self) -> None:
+        """Close the open volume (it is full) and begin the next."""
+        self._close_volume()
+        self._closed.add(self.volume)
+        directory = volume_dir(self.index_dir, volume_number(self.index_dir, self.volume) + 1)
+        self._index = open_index(directory)
+        self._open(directory)
 
     def write(self, docs: Iterable[IndexDoc]) -> int:
         """Add ``docs`` (replacing earlier versions) and commit; returns the opstamp."""
         started = time.perf_counter()
         w = self._writer
         found: list[tuple[str, set[str]]] = []  # each document's words new to the lexicon
+        urls: list[str] = []
+        keys: list[str] = []
         for doc in docs:
+            urls.append(doc.url)
+            keys.append(doc.key)
             code = field_code(doc.language)
             title, text = normalise(doc.title), normalise(doc.text)
             w.delete_documents_by_term("url", doc.url)
@@ -282,13 +320,25 @@ class Indexer(PageIndex):
             parts = None if head is None or body is None else (head, body)
             found.append((code, self._lexicon.words(f"{title}\n{text}", parts)))
         opstamp = w.commit()
-        self._lexicon.update(self._index, found)
+        self._lexicon.update(self._index, found)  # reloads the index's searcher
+        if len(self._closed):
+            self._closed.retire(urls, keys)  # their copies in closed volumes
+        if self._volume_docs and self._index.searcher().num_docs >= self._volume_docs:
+            self._next_volume()
         self.stats.documents += len(found)
         self.stats.seconds += time.perf_counter() - started
         return opstamp
 
     def clear(self) -> None:
-        """Delete every document (``trawl index`` rebuilds from the text store)."""
+        """Delete every document (``trawl index`` rebuilds from the text store): the
+        volumes after the first go, the first is emptied."""
+        self._close_volume()
+        self._closed.close()
+        for directory in volume_dirs(self.index_dir)[1:]:
+            shutil.rmtree(directory)
+        self._closed = ClosedVolumes([])
+        self._index = open_index(self.index_dir)
+        self._open(self.index_dir)
         self._writer.delete_all_documents()
         self._writer.commit()
         self._lexicon.clear()
@@ -296,8 +346,7 @@ class Indexer(PageIndex):
     def close(self) -> None:
         """Let merges finish and free the writer lock."""
         try:
-            self._lexicon.close()
-            self._writer.wait_merging_threads()
+            self._close_volume()
         finally:
-            del self._writer
             del self._index
+            self._closed.close()
