@@ -1,7 +1,7 @@
 """The index writer alone: CPU and peak memory per page as batches and the index grow.
 
     .venv/bin/python bench/bench_index_writer.py --data DATA_DIR [--pages 100000]
-        [--batches 180,500] [--batch-bytes 4M] [--heap 64M]
+        [--batches 180,500] [--batch-bytes 4M] [--heap 64M] [--volume 64000]
 
 ``DATA_DIR`` is a kept crawl (``bench/bench_memory.py --keep``, ``bench_crawl.py
 --keep``): its stored pages' text records are read as the crawl's index role reads
@@ -10,7 +10,8 @@ process is (``limit_arenas``: 2 malloc arenas, the fixed mmap threshold; the hea
 trimmed after every batch; the index's mapped pages bounded by ``MappedPages``).
 Past the crawl's pages, they come again under new URLs and content hashes, so that
 the index grows to ``--pages`` (the same words again: postings grow as they would,
-the term dictionary does not).
+the term dictionary does not). ``--volume`` is ``MemoryLimits.index_volume``: the
+documents an index volume holds (0: one volume, so merges grow with the index).
 
 For each batch size (``--batch-bytes`` also bounds a batch by its text records, as
 ``MemoryLimits.index_batch`` does in a crawl: 0 for no bound): CPU-ms per page of the
@@ -35,6 +36,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from trawl.config_load import parse_size
+from trawl.index.layout import volume_dirs
 from trawl.index.mapped import MappedPages
 from trawl.index.writer import CommittedTexts, IndexDoc, Indexer, doc_from, within_bytes
 from trawl.memory import MemoryLimits, limit_arenas, trim
@@ -84,9 +86,10 @@ def _run(
     batch: int,
     batch_bytes: int,
     heap: int,
+    volume: int,
 ) -> str:
     shutil.rmtree(out, ignore_errors=True)
-    indexer = Indexer(out, heap_bytes=heap)
+    indexer = Indexer(out, heap_bytes=heap, volume_docs=volume)
     mapped = MappedPages(out, limit=MemoryLimits().index_mapped)
     mapped.start()
     peak = _Peak()
@@ -131,8 +134,8 @@ def _run(
         + (f" / {batch_bytes / 2**20:g} MiB" if batch_bytes else "")
         + f" ({batches:,} batches): {(closed - cpu0) / total * 1000:.2f} CPU-ms a page "
         f"(closing {closed - closing:.1f} s), {time.monotonic() - started:.0f} s, "
-        f"index {size / 1e6:,.0f} MB\n    per fifth (CPU-ms a page, peak anonymous RSS): "
-        + "; ".join(fifths)
+        f"index {size / 1e6:,.0f} MB in {len(volume_dirs(out))} volumes\n"
+        "    per fifth (CPU-ms a page, peak anonymous RSS): " + "; ".join(fifths)
     )
 
 
@@ -143,6 +146,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--batches", default="180,500", help="pages a batch, each a run")
     ap.add_argument("--batch-bytes", default="4M", help="text records a batch (0: no bound)")
     ap.add_argument("--heap", default="64M", help="tantivy's indexing heap")
+    ap.add_argument(
+        "--volume", type=int, default=MemoryLimits().index_volume, help="documents a volume"
+    )
     ap.add_argument("--out", type=Path, help="write the index here (default: a temp dir)")
     args = ap.parse_args(argv)
     limit_arenas()  # before tantivy starts a thread, as the crawl does
@@ -169,6 +175,7 @@ def main(argv: list[str] | None = None) -> int:
                 batch,
                 parse_size(args.batch_bytes),
                 parse_size(args.heap),
+                args.volume,
             )
             print(line, flush=True)
     finally:
