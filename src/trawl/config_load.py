@@ -203,6 +203,7 @@ _MEMORY_COUNTS = {
     "equivalence_urls": int,
     "idle_connections": int,
     "index_volume": int,
+    "parse_tags": int,
     "trim": float,
 }
 

@@ -109,6 +109,12 @@ class MemoryLimits:
     # crawl keeps one per host contacted within the keep-alive time otherwise (4,003
     # sockets on 4,000 hosts; bounded, the crawl process held 30 MB less).
     idle_connections: int = IDLE_CONNECTIONS
+    # Tags of a page a parse worker builds a tree of (0: all); the rest of the page is
+    # not parsed (``parse:tags over cap``). Lexbor's tree takes some 320 bytes a tag:
+    # the 10 MiB a body may be (783,000 tags of links) took a parse worker to 400 MB.
+    # Real pages hold 150 to 3,300 tags (bench/bench_extract.py), big ones tens of
+    # thousands: 100,000 tags, some 32 MB of tree.
+    parse_tags: int = 100_000
     # Seconds between two trims of the malloc heap (what Python freed, given back).
     trim: float = TRIM_EVERY
 
@@ -118,8 +124,8 @@ class MemoryLimits:
             raise ConfigError("memory limits must be positive")
         if self.idle_connections < 0:
             raise ConfigError("memory.idle_connections must be 0 or more")
-        if self.index_volume < 0:
-            raise ConfigError("memory.index_volume must be 0 or more")
+        if self.index_volume < 0 or self.parse_tags < 0:
+            raise ConfigError("memory.index_volume and memory.parse_tags must be 0 or more")
         if self.index_heap < _TANTIVY_LEAST_HEAP:
             raise ConfigError(f"memory.index_heap must be at least {_TANTIVY_LEAST_HEAP} bytes")
         if self.trim <= 0:

@@ -414,5 +414,6 @@ def parse_options(c: CrawlConfig, hasher: MinHasher | None) -> ParseOptions:
         quality=c.purpose == "training" or c.quality.active,
         near=hasher,
         max_links=c.max_links_per_page,
+        max_tags=c.memory.parse_tags,
         link_graph=c.link_graph,
     )

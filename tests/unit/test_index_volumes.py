@@ -166,5 +166,7 @@ def test_a_split_index_has_volumes_in_each_shard(tmp_path: Path) -> None:
 def test_the_volume_size_is_a_memory_limit() -> None:
     assert parse_memory({"index_volume": 1000}).index_volume == 1000
     assert parse_memory({"index_volume": 0}).index_volume == 0
-    with pytest.raises(ConfigError):
-        parse_memory({"index_volume": -1})
+    assert parse_memory({"parse_tags": 5}).parse_tags == 5
+    for name in ("index_volume", "parse_tags"):
+        with pytest.raises(ConfigError):
+            parse_memory({name: -1})

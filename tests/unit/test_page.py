@@ -9,6 +9,7 @@ import random
 from hypothesis import given
 from hypothesis import strategies as st
 
+from trawl.parse._extract_guard import bound_tags
 from trawl.parse.page import PageInput, ParseOptions, parse_page, text_hash
 
 ARTICLE = "<p>" + " ".join(["The river town kept its old bridge and its market."] * 30) + "</p>"
@@ -110,6 +111,30 @@ def test_hostile_input_never_raises_and_result_pickles() -> None:
         assert pickle.loads(pickle.dumps(out)) == out
     empty = parse_page(PageInput(url="http://a.test/", headers=(), body=b""), ParseOptions())
     assert empty.content_hash is None
+
+
+def test_a_page_is_parsed_up_to_its_tag_cap_and_the_rest_is_counted() -> None:
+    """``memory.parse_tags``: what bounds a parse worker is the tree it builds."""
+    anchors = "".join(f'<p><a href="/p/{n}">link {n}</a></p>' for n in range(50))
+    html = f"<html><head><title>T</title></head><body>{ARTICLE}{anchors}</body></html>"
+    whole = parse_page(page(html), ParseOptions())
+    assert whole.tags_over_cap == 0 and len(whole.links) == 50
+    tags = html.count("<")
+    head = html[: html.index('<p><a href="/p/10"')].count("<")  # the tags before link 10
+    cut = parse_page(page(html), ParseOptions(max_tags=head))
+    assert cut.tags_over_cap == tags - head
+    assert cut.links == tuple(f"http://a.test/p/{n}" for n in range(10))
+    assert cut.title == whole.title and cut.text.startswith(whole.text[:200])
+    assert parse_page(page(html), ParseOptions(max_tags=tags)).tags_over_cap == 0
+
+
+def test_the_tag_bound_cuts_before_a_tag() -> None:
+    assert bound_tags("a<b>c</b>d", 0) == ("a<b>c</b>d", 0)  # 0: no bound
+    assert bound_tags("a<b>c</b>d", 2) == ("a<b>c</b>d", 0)
+    assert bound_tags("a<b>c</b>d", 1) == ("a<b>c", 1)
+    assert bound_tags("<é>ü<x>", 1) == ("<é>ü", 1)
+    page_text = "x" * 1000
+    assert bound_tags(page_text, 1)[0] is page_text
 
 
 def test_links_stop_at_the_per_page_cap_and_the_rest_are_counted() -> None:

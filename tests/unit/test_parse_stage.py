@@ -55,7 +55,8 @@ def _page(crawl: Crawl, n: int) -> tuple[int, ParseJob, ParsedPage]:
     seq = crawl.parse_queue.put(job)
     crawl.frontier.finish(lease, UrlStatus.FETCHED, host_ready_at=0.0)
     links = tuple(f"http://{HOST}/p/{i}" for i in range(n))
-    return seq, job, ParsedPage(url=PAGE, text="", links=links, links_over_cap=7)
+    page = ParsedPage(url=PAGE, text="", links=links, links_over_cap=7, tags_over_cap=30)
+    return seq, job, page
 
 
 def _known(crawl: Crawl) -> int:
@@ -86,6 +87,7 @@ async def test_links_are_admitted_in_chunks_with_the_loop_running_between(
         assert len(set(between)) >= 9
         assert _known(crawl) == 1001
         assert crawl.counters.get("dropped:over per-page cap") == 7
+        assert crawl.counters.get("parse:tags over cap") == 1  # one page cut
         assert len(crawl.parse_queue) == 0
     finally:
         crawl.close()

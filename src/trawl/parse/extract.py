@@ -22,12 +22,12 @@ from dataclasses import dataclass
 from selectolax.lexbor import LexborDocumentOptions, LexborHTMLParser, LexborNode
 
 from trawl.parse._extract_dom import Dom, walk
-from trawl.parse._extract_guard import bound_nesting
+from trawl.parse._extract_guard import bound_nesting, bound_tags
 from trawl.parse._extract_score import Options, article_lines
 from trawl.parse._extract_title import page_title, same_heading, title_forms
 from trawl.parse.charset import decode_html
 
-__all__ = ["Extraction", "extract", "extract_from_tree", "parse_html"]
+__all__ = ["Extraction", "extract", "extract_from_tree", "parse_html", "parse_markup"]
 
 # Past this many elements the rest of a page is not read (a 5 MB page has ~100k).
 _MAX_ELEMENTS = 250_000
@@ -53,15 +53,22 @@ class Extraction:
 
 
 def parse_html(html: str) -> LexborHTMLParser:
-    """Parse with the nesting guard; the parse stage shares this tree with links.
+    """Parse with the nesting guard; the parse stage shares this tree with links."""
+    return parse_markup(html, 0)[0]
+
+
+def parse_markup(html: str, max_tags: int) -> tuple[LexborHTMLParser, int]:
+    """Parse with the nesting guard, at most ``max_tags`` tags of it (0: all); returns
+    the tree and how many tags were left out (``_extract_guard.bound_tags``).
 
     The text is encoded once, here, as selectolax would do it (UTF-8, lone surrogates
-    dropped): the guard scans those bytes and Lexbor parses them. Lexbor's mutation
+    dropped): the guards scan those bytes and Lexbor parses them. Lexbor's mutation
     events are off: they serve scripts' DOM edits (such as ``<selectedcontent>``
     mirroring), which a crawler never runs (a 2 % saving in instructions, measured).
     """
+    html, cut = bound_tags(html, max_tags)  # cut before encoding: no copy of the whole
     data = bound_nesting(html.encode("utf-8", errors="ignore"))
-    return LexborHTMLParser(data, options=LexborDocumentOptions.WO_EVENTS)
+    return LexborHTMLParser(data, options=LexborDocumentOptions.WO_EVENTS), cut
 
 
 def extract(html: str | bytes, *, url: str | None = None) -> Extraction:

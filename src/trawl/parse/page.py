@@ -19,7 +19,7 @@ from trawl.dedup.minhash import MinHasher, Signature
 from trawl.errors import UrlError
 from trawl.parse import directives, tdm
 from trawl.parse.charset import decode_page
-from trawl.parse.extract import extract_from_tree, parse_html
+from trawl.parse.extract import extract_from_tree, parse_markup
 from trawl.parse.language import identify
 from trawl.parse.quality import QualitySignals, quality_signals
 from trawl.parse.tdm import TdmDecision
@@ -48,6 +48,7 @@ class ParseOptions:
     quality: bool = False  # compute quality signals (training crawls, or thresholds set)
     near: MinHasher | None = None  # compute the near-duplicate signature
     max_links: int = 5000  # links kept per page (0: all); the rest are only counted
+    max_tags: int = 0  # tags of a page parsed (0: all): ``MemoryLimits.parse_tags``
     link_graph: bool = False  # keep anchor texts, and the links not followed
 
 
@@ -89,6 +90,7 @@ class ParsedPage:
     nofollow_links: int = 0  # links skipped for rel=nofollow
     bad_links: int = 0  # hrefs that are not crawlable URLs
     links_over_cap: int = 0  # followable hrefs past ``max_links`` (not joined nor kept)
+    tags_over_cap: int = 0  # tags past ``max_tags``: the rest of the page was not parsed
     tdm: TdmDecision | None = None  # from the page's own header or meta (meta wins)
     quality: QualitySignals | None = None
     near_signature: Signature | None = None  # MinHash of the main text
@@ -150,9 +152,10 @@ def _parse(job: PageInput, options: ParseOptions) -> ParsedPage:
     if decoded.problem is not None:
         return ParsedPage(url=job.url, encoding=encoding, not_text=decoded.problem)
     try:
-        tree = parse_html(html)
+        tree, tags_cut = parse_markup(html, options.max_tags)
     except Exception:
         return ParsedPage(url=job.url, encoding=encoding, error="unparseable HTML")
+    del html, decoded  # the tree holds the page now (up to 10 MiB less held)
 
     metas = _metas(tree)
     found = directives.from_header(_header_values(job.headers, "x-robots-tag"), options.agents)
@@ -185,6 +188,7 @@ def _parse(job: PageInput, options: ParseOptions) -> ParsedPage:
         nofollow_links=found_links.nofollowed,
         bad_links=found_links.bad,
         links_over_cap=found_links.over_cap,
+        tags_over_cap=tags_cut,
         tdm=tdm_meta or tdm_header,
         quality=quality_signals(text) if options.quality and text else None,
         near_signature=options.near.signature(text) if options.near and text else None,

@@ -313,6 +313,8 @@ class ParseStage:
         """Offer the page's links, each with an equal share of the page's cash."""
         if page.links_over_cap:
             self._count.add("dropped:over per-page cap", page.links_over_cap)
+        if page.tags_over_cap:
+            self._count.add("parse:tags over cap", 1)
         links, step = page.links, self._chunk
         share = self._ranker.share(cash, len(links))
         for start in range(0, len(links), step):

@@ -28,7 +28,7 @@ def frame(value: object) -> bytes:
     return HEADER.pack(len(data)) + data
 
 
-def _read_exact(sock: socket.socket, n: int) -> bytes | None:
+def _read_exact(sock: socket.socket, n: int) -> bytearray | None:
     """``n`` bytes, or None at the end of the stream (the crawl process is gone)."""
     buf = bytearray(n)
     view = memoryview(buf)
@@ -38,7 +38,7 @@ def _read_exact(sock: socket.socket, n: int) -> bytes | None:
         if k == 0:
             return None
         got += k
-    return bytes(buf)
+    return buf  # not copied: a frame may hold a body of 10 MiB
 
 
 def serve(sock: socket.socket, initializer: Callable[[], object] | None = None) -> None:
@@ -56,6 +56,8 @@ def serve(sock: socket.socket, initializer: Callable[[], object] | None = None) 
         if body is None:
             return
         job_id, fn, args = pickle.loads(body)
+        # The frame's copy of the page is not kept while the page is parsed.
+        del body
         try:
             reply = frame((job_id, True, fn(*args)))
         except BaseException as exc:  # the caller gets it, as from an executor
