@@ -13,6 +13,7 @@ from pathlib import Path
 
 from trawl.config import CrawlConfig
 from trawl.crawl import Crawl
+from trawl.index.layout import volume_dirs
 from trawl.index.search import Searcher
 from trawl.memory import MemoryLimits
 from trawl.models import UrlStatus
@@ -50,6 +51,9 @@ TINY = MemoryLimits(
     index_mapped=1,  # the index's pages paged out whenever any were read
     db_cache=64 << 10,
     lexicon_words=20,
+    index_volume=25,  # an index volume of 25 pages: some 5 of them
+    index_batch=1,  # one page an index batch
+    parse_tags=100_000,  # the default: the pages are small
     trim=0.01,
 )
 
@@ -137,6 +141,8 @@ def test_tiny_limits_change_no_outcome(tmp_path: Path) -> None:
     assert len(parsed) >= len(HOSTS) * PAGES
     hits = _hits(tmp_path / "default" / "index")
     assert all(hits) and _hits(tmp_path / "tiny" / "index") == hits
+    assert len(volume_dirs(tmp_path / "default" / "index")) == 1
+    assert len(volume_dirs(tmp_path / "tiny" / "index")) >= 4
 
 
 def test_equivalences_remembering_few_urls_learn_less_and_end(tmp_path: Path) -> None:
