@@ -149,7 +149,7 @@ def parse_digests(data: Path, out: Path, env: dict[str, str] | None) -> dict[str
 def parse_digest_main(data: Path, out: Path) -> None:
     """Every 200 HTML response of ``data``'s WARC through this build's ``parse_page``,
     with the crawl's own parse options; a digest of each ParsedPage's fields."""
-    from dataclasses import fields
+    from dataclasses import MISSING, fields
 
     from warcio.archiveiterator import ArchiveIterator
 
@@ -179,7 +179,15 @@ def parse_digest_main(data: Path, out: Path) -> None:
                 )
                 url = record.rec_headers.get_header("WARC-Target-URI")
                 page = parse_page(PageInput(url, headers, body, ctype.split(";")[0]), options)
-                values = repr([getattr(page, f.name) for f in fields(page)])
+                # A field at its default is left out: a field one build added (with a
+                # default) changes no digest of a page that does not use it.
+                values = repr(
+                    [
+                        (f.name, getattr(page, f.name))
+                        for f in fields(page)
+                        if f.default is MISSING or getattr(page, f.name) != f.default
+                    ]
+                )
                 digests[url] = hashlib.sha256(values.encode()).hexdigest()[:16]
     out.write_text(json.dumps(digests))
 
