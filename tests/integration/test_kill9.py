@@ -29,6 +29,7 @@ import tantivy
 
 from tests.integration.crawlkit import assert_same_states, assert_same_texts_and_events
 from trawl.archive.events import read_events
+from trawl.index.layout import index_parts, volume_dirs
 from trawl.models import Position
 from trawl.stats import read_meta, url_states
 from trawl.storage.open import open_blobs, open_reader
@@ -40,8 +41,16 @@ WARCIO = str(Path(sys.executable).with_name("warcio"))
 KILLS = 6
 
 
-def _command(srv: SampleWebServer, web: SampleWeb, data: Path, hosts: list[str]) -> list[str]:
+def _command(
+    srv: SampleWebServer,
+    web: SampleWeb,
+    data: Path,
+    hosts: list[str],
+    config: Path | None = None,
+) -> list[str]:
     cmd = [TRAWL, "crawl", "--data", str(data), "--quiet", "--delay", "0.03"]
+    if config is not None:
+        cmd += ["--config", str(config)]
     cmd += ["--allow-network", "127.0.0.0/8", "--scope", "allowlist", "--parse-workers", "1"]
     for host in hosts:
         cmd += ["--allow-host", host, "--resolve", f"{host}=127.0.0.1"]
@@ -102,11 +111,13 @@ def _events(data: Path) -> list[dict[str, object]]:
 
 
 def _index_urls(data: Path) -> list[str]:
-    """The URL of every document in the crawl's search index."""
-    index = tantivy.Index.open(str(data / "index"))
-    searcher = index.searcher()
-    hits = searcher.search(tantivy.Query.all_query(), limit=max(1, searcher.num_docs)).hits
-    return [str(searcher.doc(addr).get_first("url")) for _score, addr in hits]
+    """The URL of every document in the crawl's search index, in all its volumes."""
+    urls = []
+    for part in index_parts(data / "index"):
+        searcher = tantivy.Index.open(str(part)).searcher()
+        hits = searcher.search(tantivy.Query.all_query(), limit=max(1, searcher.num_docs)).hits
+        urls += [str(searcher.doc(addr).get_first("url")) for _score, addr in hits]
+    return urls
 
 
 def _stored_urls(data: Path) -> list[str]:
@@ -138,15 +149,19 @@ async def test_sigkill_several_times_then_resume(tmp_path: Path) -> None:
         # not of the wall clock: on a loaded machine a process may start slowly.
         served = len(log)
         killed = tmp_path / "killed"
+        # The killed crawl's index in volumes of 40 pages: kills land in volumes' ends
+        # and in the deletes of pages written again across them.
+        small = tmp_path / "volumes.toml"
+        small.write_text("[crawl.memory]\nindex_volume = 40\n")
         kills = 0
         progress = []
         for _ in range(KILLS):
             when = _after(log, rng.randint(15, served // 8), killed)
-            rc = await _run(_command(srv, web, killed, hosts), kill_when=when)
+            rc = await _run(_command(srv, web, killed, hosts, small), kill_when=when)
             kills += rc == -9
             if (killed / "state.db").exists():
                 progress.append(sum(s == "parsed" for s in _outcomes(killed).values()))
-        await _run(_command(srv, web, killed, hosts))
+        await _run(_command(srv, web, killed, hosts, small))
     total = sum(s == "parsed" for s in _outcomes(reference).values())
     # The crawl really was cut off several times, mid-way, and moved on each time.
     assert kills >= 3
@@ -174,6 +189,8 @@ async def test_sigkill_several_times_then_resume(tmp_path: Path) -> None:
         assert len(indexed) == len(set(indexed)), "a page was indexed twice"
         assert sorted(indexed) == sorted(_stored_urls(data))
     assert len(_index_urls(killed)) == len(got_texts)
+    assert len(volume_dirs(killed / "index")) >= 3  # batches of 2 s fill a volume past 40
+    assert len(volume_dirs(reference / "index")) == 1
 
     for f in sorted((killed / "warc").glob("*.warc.gz")):
         check = await asyncio.create_subprocess_exec(
