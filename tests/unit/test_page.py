@@ -129,12 +129,12 @@ def test_a_page_is_parsed_up_to_its_tag_cap_and_the_rest_is_counted() -> None:
 
 
 def test_the_tag_bound_cuts_before_a_tag() -> None:
-    assert bound_tags("a<b>c</b>d", 0) == ("a<b>c</b>d", 0)  # 0: no bound
-    assert bound_tags("a<b>c</b>d", 2) == ("a<b>c</b>d", 0)
-    assert bound_tags("a<b>c</b>d", 1) == ("a<b>c", 1)
-    assert bound_tags("<é>ü<x>", 1) == ("<é>ü", 1)
-    page_text = "x" * 1000
-    assert bound_tags(page_text, 1)[0] is page_text
+    assert bound_tags(b"a<b>c</b>d", 0, 2) == (b"a<b>c</b>d", 0)  # 0: no bound
+    assert bound_tags(b"a<b>c</b>d", 2, 2) == (b"a<b>c</b>d", 0)
+    assert bound_tags(b"a<b>c</b>d", 1, 2) == (b"a<b>c", 1)
+    assert bound_tags("<é>ü<x>".encode(), 1, 2) == ("<é>ü".encode(), 1)
+    page_text = b"x" * 1000
+    assert bound_tags(page_text, 1, 0)[0] is page_text
 
 
 def test_links_stop_at_the_per_page_cap_and_the_rest_are_counted() -> None:

@@ -31,34 +31,35 @@ _NESTING_TAG = re.compile(
 )
 
 
-def bound_tags(html: str, max_tags: int) -> tuple[str, int]:
-    """``html`` itself, or its beginning before its tag number ``max_tags + 1`` (a tag:
-    a ``<``), and how many tags were cut off (0: none; ``max_tags`` 0: no bound).
+def bound_tags(html: bytes, max_tags: int, tags: int) -> tuple[bytes, int]:
+    """``html`` (UTF-8, holding ``tags`` tags: ``<``) itself, or its beginning before
+    its tag number ``max_tags + 1``, and how many tags were cut off (0: none;
+    ``max_tags`` 0: no bound).
 
     Lexbor's tree costs some 320 bytes a tag (a page of 10 MiB of links held 250 MB
     of it, and the extraction walk more on top): what bounds a parse worker's memory
     is the tags it builds a tree of, not the bytes. Cut at a ``<``, the page ends as
     a truncated one does: Lexbor closes what is open.
     """
-    if not max_tags:
-        return html, 0
-    total = html.count("<")
-    if total <= max_tags:
+    if not max_tags or tags <= max_tags:
         return html, 0
     at = -1
     find = html.find
     for _ in range(max_tags + 1):
-        at = find("<", at + 1)
-    return html[:at], total - max_tags
+        at = find(b"<", at + 1)
+    return html[:at], tags - max_tags
 
 
-def bound_nesting(html: bytes, *, max_depth: int = MAX_BLOCK_DEPTH) -> bytes:
-    """``html`` (UTF-8) itself, or a copy whose block nesting is at most ``max_depth``.
+def bound_nesting(
+    html: bytes, *, max_depth: int = MAX_BLOCK_DEPTH, tags: int | None = None
+) -> bytes:
+    """``html`` (UTF-8) itself, or a copy whose block nesting is at most ``max_depth``
+    (``tags``: its count of ``<``, if the caller has it).
 
     Works on the bytes Lexbor is fed: counting a byte is several times cheaper than
     counting a character of a non-ASCII ``str``.
     """
-    if html.count(b"<") <= _CHEAP_TAG_COUNT:
+    if (html.count(b"<") if tags is None else tags) <= _CHEAP_TAG_COUNT:
         return html
     depth = deepest = 0
     for match in _NESTING_TAG.finditer(html):

@@ -66,8 +66,10 @@ def parse_markup(html: str, max_tags: int) -> tuple[LexborHTMLParser, int]:
     events are off: they serve scripts' DOM edits (such as ``<selectedcontent>``
     mirroring), which a crawler never runs (a 2 % saving in instructions, measured).
     """
-    html, cut = bound_tags(html, max_tags)  # cut before encoding: no copy of the whole
-    data = bound_nesting(html.encode("utf-8", errors="ignore"))
+    data = html.encode("utf-8", errors="ignore")
+    tags = data.count(b"<")  # once, for both guards
+    data, cut = bound_tags(data, max_tags, tags)
+    data = bound_nesting(data, tags=tags - cut)
     return LexborHTMLParser(data, options=LexborDocumentOptions.WO_EVENTS), cut
 
 
