@@ -193,10 +193,10 @@ class LexiconWriter:
         lexicon does not hold (``parts``: its ASCII split, as for ``words_of``)."""
         return words_of(self._analyzer(PLAIN), text, self._known, parts)
 
-    def update(self, index: tantivy.Index, found: Sequence[tuple[str, set[str]]]) -> None:
+    def update(self, index: tantivy.Index, found: Sequence[tuple[str, set[str]]]) -> int:
         """After a commit of ``index``: admit the new words ``found`` in the documents
         added ((field code, ``words`` of the document) each, taken before this call),
-        and compact when due."""
+        and compact when due; returns the index's documents as of that commit."""
         counts: dict[str, int] = {}
         where: dict[str, str] = {}  # the language of the word's first document
         for code, words in found:
@@ -241,6 +241,7 @@ class LexiconWriter:
             or len(self._known) > self._max_words
         ):
             self.compact(searcher)
+        return int(num_docs)
 
     def _min_df(self, num_docs: int) -> int:
         return 1 if num_docs < RARE_CUTOFF_DOCS and len(self._known) < _SMALL else 2

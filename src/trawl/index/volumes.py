@@ -37,22 +37,18 @@ class ClosedVolume:
         self._index.config_reader(reload_policy="manual")
         self._index.reload()
 
-    @property
-    def num_docs(self) -> int:
-        return int(self._index.searcher().num_docs)
-
-    def holds_any(self, urls: Sequence[str], keys: Sequence[str]) -> bool:
+    def holds_any(self, urls: list[str], keys: list[str]) -> bool:
         """Whether a live document of this volume has one of ``urls`` or ``keys``."""
         schema = self._index.schema
         query = tantivy.Query.boolean_query(
             [
-                (tantivy.Occur.Should, tantivy.Query.term_set_query(schema, "url", list(urls))),
-                (tantivy.Occur.Should, tantivy.Query.term_set_query(schema, "key", list(keys))),
+                (tantivy.Occur.Should, tantivy.Query.term_set_query(schema, "url", urls)),
+                (tantivy.Occur.Should, tantivy.Query.term_set_query(schema, "key", keys)),
             ]
         )
         return bool(self._index.searcher().search(query, limit=1, count=False).hits)
 
-    def delete(self, urls: Sequence[str], keys: Sequence[str]) -> None:
+    def delete(self, urls: list[str], keys: list[str]) -> None:
         """Delete every document with one of ``urls`` or ``keys``, and commit."""
         try:
             writer = self._index.writer(heap_size=_DELETE_HEAP, num_threads=1)
@@ -79,24 +75,15 @@ class ClosedVolumes:
     def __len__(self) -> int:
         return len(self.volumes)
 
-    @property
-    def num_docs(self) -> int:
-        return sum(v.num_docs for v in self.volumes)
-
     def add(self, directory: Path) -> None:
         self.volumes.append(ClosedVolume(directory))
 
-    def retire(self, urls: Sequence[str], keys: Sequence[str]) -> int:
+    def retire(self, urls: list[str], keys: list[str]) -> None:
         """Delete the earlier copies of a batch written to the open volume (``urls`` and
-        content hashes ``keys``); returns how many volumes held one."""
-        if not urls and not keys:
-            return 0
-        held = 0
+        content hashes ``keys``)."""
         for volume in self.volumes:
             if volume.holds_any(urls, keys):
                 volume.delete(urls, keys)
-                held += 1
-        return held
 
     def close(self) -> None:
         self.volumes = []

@@ -320,10 +320,10 @@ class Indexer(PageIndex):
             parts = None if head is None or body is None else (head, body)
             found.append((code, self._lexicon.words(f"{title}\n{text}", parts)))
         opstamp = w.commit()
-        self._lexicon.update(self._index, found)  # reloads the index's searcher
-        if len(self._closed):
+        held = self._lexicon.update(self._index, found)
+        if urls and len(self._closed):
             self._closed.retire(urls, keys)  # their copies in closed volumes
-        if self._volume_docs and self._index.searcher().num_docs >= self._volume_docs:
+        if self._volume_docs and held >= self._volume_docs:
             self._next_volume()
         self.stats.documents += len(found)
         self.stats.seconds += time.perf_counter() - started
