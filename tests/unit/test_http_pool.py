@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator
 import aiohttp
 import pytest
 from aiohttp import web
+from aiohttp.test_utils import TestServer
 
 from trawl.fetch._http_pool import IdleBoundedConnector
 
@@ -16,7 +17,7 @@ from trawl.fetch._http_pool import IdleBoundedConnector
 async def servers() -> AsyncIterator[list[tuple[str, list[int]]]]:
     """Four servers; each answers with nothing and records the client port of each request."""
     out: list[tuple[str, list[int]]] = []
-    runners = []
+    running: list[TestServer] = []
     for _ in range(4):
         ports: list[int] = []
 
@@ -27,16 +28,13 @@ async def servers() -> AsyncIterator[list[tuple[str, list[int]]]]:
 
         app = web.Application()
         app.router.add_get("/", handle)
-        runner = web.AppRunner(app)
-        await runner.setup()
-        site = web.TCPSite(runner, "127.0.0.1", 0)
-        await site.start()
-        port = runner.addresses[0][1]
-        out.append((f"http://127.0.0.1:{port}/", ports))
-        runners.append(runner)
+        server = TestServer(app, host="127.0.0.1")
+        await server.start_server()
+        out.append((str(server.make_url("/")), ports))
+        running.append(server)
     yield out
-    for runner in runners:
-        await runner.cleanup()
+    for server in running:
+        await server.close()
 
 
 async def _get(session: aiohttp.ClientSession, url: str) -> None:

@@ -84,6 +84,16 @@ def _queries(page: Page, rng: random.Random) -> list[str]:
     ]
 
 
+def ranks_as_whole(whole_dir: Path, other: Searcher, *, seed: int, pages: Sequence[int]) -> None:
+    """``other`` ranks as the index in ``whole_dir`` (every page in one index) on five
+    queries drawn from each of ``pages``."""
+    whole = Searcher(whole_dir, cache_size=0)
+    rng = random.Random(seed)
+    for n in pages:
+        for query in _queries(PAGES[n], rng):
+            _same_ranking(whole.search(query, size=20), other.search(query, size=20))
+
+
 def test_a_page_ranks_the_same_in_a_small_crawl_a_big_one_or_one_index(
     dirs: dict[str, Path],
 ) -> None:
@@ -199,12 +209,9 @@ def test_an_index_split_into_shards_ranks_as_the_whole(
     write_pages(tmp_path, PAGES)
     rebuild_index(tmp_path, shards=3)
     assert shard_count(tmp_path / "index") == 3
-    whole = Searcher(dirs["union"], cache_size=0)
     split = Searcher(tmp_path / "index", cache_size=0, exact_budget=10_000)
     assert split.num_docs == len(PAGES)
-    rng = random.Random(9)
-    for query in _queries(PAGES[11], rng) + _queries(PAGES[140], rng):
-        _same_ranking(whole.search(query, size=20), split.search(query, size=20))
+    ranks_as_whole(dirs["union"], split, seed=9, pages=(11, 140))
     # A crawl keeps writing the split index; back to one piece with --shards 1.
     rebuild_index(tmp_path, shards=1)
     assert shard_count(tmp_path / "index") is None

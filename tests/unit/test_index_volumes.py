@@ -11,7 +11,7 @@ import pytest
 import tantivy
 
 from tests.unit.test_index_corpus import add_docs, write_pages
-from tests.unit.test_index_gather import PAGES, _queries, _same_ranking, dirs  # noqa: F401
+from tests.unit.test_index_gather import PAGES, dirs, ranks_as_whole  # noqa: F401
 from trawl.config_load import parse_memory
 from trawl.errors import ConfigError
 from trawl.index import Searcher
@@ -81,12 +81,9 @@ def test_an_index_in_volumes_ranks_as_the_whole(
     _index_in_volumes(tmp_path, volume_docs=40, batch=15)
     parts = index_parts(tmp_path / "index")
     assert len(parts) == 4  # 160 pages: 45 + 45 + 45 + 25
-    whole = Searcher(dirs["union"], cache_size=0)
     volumes = Searcher(tmp_path / "index", cache_size=0, exact_budget=10_000)
     assert volumes.num_docs == len(PAGES)
-    rng = random.Random(5)
-    for query in _queries(PAGES[3], rng) + _queries(PAGES[150], rng):
-        _same_ranking(whole.search(query, size=20), volumes.search(query, size=20))
+    ranks_as_whole(dirs["union"], volumes, seed=5, pages=(3, 150))
     # A rebuild by ``trawl index`` starts again from one volume.
     indexer = fresh_indexer(tmp_path / "index", None)
     try:
