@@ -48,6 +48,18 @@ def test_scope_kinds() -> None:
     assert ScopeFilter("any").allows("anything.example")
 
 
+def test_allowlist_matches_hosts_and_their_subdomains_only() -> None:
+    # Thousands of allowed hosts are looked up by label (a set), not scanned per link.
+    many = [f"h{i}.sample" for i in range(5000)]
+    allow = ScopeFilter("allowlist", allowed=[*many, "Sub.Example.COM.", "127.0.0.1"])
+    for name in ("h0.sample", "h4999.sample:8080", "x.y.h7.sample", "sub.example.com"):
+        assert allow.allows(name), name
+    assert allow.allows("a.sub.example.com") and allow.allows("127.0.0.1:80")
+    for name in ("h5000.sample", "h7.sample.evil", "xh7.sample", "example.com", "sample"):
+        assert not allow.allows(name), name
+    assert not allow.allows("1.127.0.0.2") and not ScopeFilter("allowlist").allows("a.test")
+
+
 def test_scope_grows_with_redirected_seeds() -> None:
     scope = ScopeFilter("host", hosts=["a.test"])
     scope.add_host("www.a.test:443")

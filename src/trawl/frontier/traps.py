@@ -83,7 +83,9 @@ class ScopeFilter:
         self.kind = kind
         self._hosts: set[str] = set()
         self._domains: set[str] = set()
-        self._allowed = tuple(h.lower().strip(".") for h in allowed)
+        # A set, looked up once per label of a host: a crawl may allow thousands of
+        # hosts, and every link found is checked against them.
+        self._allowed = frozenset(h.lower().strip(".") for h in allowed)
         for h in hosts:
             self.add_host(h)
 
@@ -106,6 +108,18 @@ class ScopeFilter:
             return name in self._hosts
         if kind == "domain":
             return registered_domain(name) in self._domains
-        return name in self._hosts or any(
-            name == a or name.endswith("." + a) for a in self._allowed
-        )
+        return name in self._hosts or _within(name, self._allowed)
+
+
+def _within(name: str, allowed: frozenset[str]) -> bool:
+    """Whether ``name`` is one of ``allowed`` or under one (``a.b`` allows ``x.a.b``)."""
+    if not allowed:
+        return False
+    if name in allowed:
+        return True
+    dot = name.find(".")
+    while dot >= 0:
+        if name[dot + 1 :] in allowed:
+            return True
+        dot = name.find(".", dot + 1)
+    return False
