@@ -3,8 +3,8 @@
 Each benchmark is a script in this folder that prints its figures; nothing here
 asserts a number. Names: urls, robots, frontier, politeness, http, extract, crawl,
 search, search_multi, api, neardup, sitemaps, render, pacing, urlhygiene, priority,
-profile, memory. A few get arguments here (``ARGS``): a modest size for ``make bench``;
-run the script itself for the full figures.
+index_retire, profile, memory. A few get arguments here (``ARGS``): a modest size for
+``make bench``; run the script itself for the full figures.
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ ORDER = [
     "pacing",
     "urlhygiene",
     "priority",
+    "index_retire",
     "profile",
     "memory",
 ]

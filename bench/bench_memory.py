@@ -182,7 +182,7 @@ def embedded(
     web: bench_crawl.Web, work: Path, size: int, args: argparse.Namespace, trace: float = 0
 ) -> Measured:
     data = work / (f"embedded-{size}" + ("-traced" if trace else ""))
-    cmd = bench_crawl.trawl_cmd(web, data)
+    cmd = bench_crawl.trawl_cmd(web, data, *args.crawl_arg)
     if trace:  # python bench/_memtrace.py DIR EVERY -- crawl ...
         cmd = [sys.executable, str(MEMTRACE), str(work / "memtrace"), str(trace), "--", *cmd[3:]]
     log = work / f"embedded-{size}.log"
@@ -207,7 +207,8 @@ def redis_worker(
     args_web = bench_fleet.web_args(web, work / f"submit-{size}")
     blobs = ["--blobs", f"s3://{bucket}/crawl", "--no-worker"]
     submit = subprocess.Popen(
-        [bench_fleet.TRAWL, "crawl", *place, *blobs, *args_web], stderr=subprocess.DEVNULL
+        [bench_fleet.TRAWL, "crawl", *place, *blobs, *args_web, *args.crawl_arg],
+        stderr=subprocess.DEVNULL,
     )
     cmd = [bench_fleet.TRAWL, "worker", *place, "--quiet", "--data", str(work / f"w-{size}")]
     log = work / f"worker-{size}.log"
@@ -336,6 +337,13 @@ def main(argv: list[str] | None = None) -> int:
         default=0,
         metavar="S",
         help="also crawl the largest web under tracemalloc, a snapshot every S s",
+    )
+    ap.add_argument(
+        "--crawl-arg",
+        action="append",
+        default=[],
+        metavar="ARG",
+        help="one more argument of every crawl (repeatable), e.g. --crawl-arg=--config=F.toml",
     )
     ap.add_argument("--out", type=Path, help="work here (default: a temp dir)")
     ap.add_argument("--keep", action="store_true")

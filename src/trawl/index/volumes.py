@@ -3,10 +3,11 @@
 The index writer adds to its last volume only; the volumes before it are closed. A
 page written again (a refetch, or a batch written again after a crash) must replace
 its earlier copy wherever that is, so after each commit of the open volume the
-closed ones are asked, one query each, whether they hold any of the batch's URLs or
-content hashes; only one that does gets a writer, for those deletes, and gives it
-back once committed. A crawl mostly writes new pages: the query finds none, and a
-closed volume is never written again.
+closed ones are asked whether they hold any of the batch's URLs or content hashes:
+first their filter of the terms they hold (``terms.py``), which rules out most, then
+a query of the terms it may hold. Only a volume that holds one gets a writer, for
+those deletes, and gives it back once committed. A crawl mostly writes new pages:
+the filters rule them out, and a closed volume is never written again.
 
 A crash between the open volume's commit and a closed one's leaves the earlier copy
 for a while: the batch's pages are not marked indexed, so they are written again on
@@ -22,6 +23,7 @@ import tantivy
 
 from trawl.errors import StorageError
 from trawl.index.schema import open_index
+from trawl.index.terms import Hashes, TermFilter, term_hashes
 
 # The least heap tantivy lets a writer have: a closed volume's writer only deletes.
 _DELETE_HEAP = 15 * 1024 * 1024
@@ -36,9 +38,20 @@ class ClosedVolume:
         self._index = open_index(directory)  # IndexFormatError for an older trawl's
         self._index.config_reader(reload_policy="manual")
         self._index.reload()
+        self.filter = TermFilter.load(directory)
 
-    def holds_any(self, urls: list[str], keys: list[str]) -> bool:
-        """Whether a live document of this volume has one of ``urls`` or ``keys``."""
+    def holds_any(self, urls: list[str], keys: list[str], hashes: Hashes | None = None) -> bool:
+        """Whether a live document of this volume has one of ``urls`` or ``keys``
+        (``hashes``: their ``term_hashes``, urls first, if already made)."""
+        if self.filter is not None:
+            if hashes is None:
+                hashes = term_hashes(urls, keys)
+            maybe = self.filter.may_hold(hashes)
+            if not maybe.any():
+                return False
+            n = len(urls)
+            urls = [u for u, m in zip(urls, maybe[:n], strict=True) if m]
+            keys = [k for k, m in zip(keys, maybe[n:], strict=True) if m]
         schema = self._index.schema
         query = tantivy.Query.boolean_query(
             [
@@ -81,8 +94,9 @@ class ClosedVolumes:
     def retire(self, urls: list[str], keys: list[str]) -> None:
         """Delete the earlier copies of a batch written to the open volume (``urls`` and
         content hashes ``keys``)."""
+        hashes = term_hashes(urls, keys) if self.volumes else None
         for volume in self.volumes:
-            if volume.holds_any(urls, keys):
+            if volume.holds_any(urls, keys, hashes):
                 volume.delete(urls, keys)
 
     def close(self) -> None:

@@ -49,6 +49,7 @@ from trawl.index.schema import (
     title_field,
 )
 from trawl.index.stems import Stems, ascii_split, register_writer
+from trawl.index.terms import TERMS_FILE, append_terms, clear_terms, repair_terms, term_hashes
 from trawl.index.volumes import ClosedVolumes
 from trawl.memory import MemoryLimits
 from trawl.models import Location
@@ -279,6 +280,10 @@ class Indexer(PageIndex):
             raise StorageError(f"{volume}: the index is in use by another writer") from exc
         self._lexicon = LexiconWriter(volume, max_words=self._words)
         self.volume = volume
+        repair_terms(volume)
+        # A volume an older trawl began has documents and no terms file: it gets
+        # none (a file of only the later terms would hide the earlier from retire).
+        self._terms = (volume / TERMS_FILE).exists() or self._index.searcher().num_docs == 0
 
     def _close_volume(self) -> None:
         """Let the open volume's merges finish and give its writer back."""
@@ -319,6 +324,8 @@ class Indexer(PageIndex):
             w.add_document(_document(doc, code, title, stems.body(text, body), stems))
             parts = None if head is None or body is None else (head, body)
             found.append((code, self._lexicon.words(f"{title}\n{text}", parts)))
+        if urls and self._terms:  # before the commit: the file holds all it may hold
+            append_terms(self.volume, term_hashes(urls, keys))
         opstamp = w.commit()
         held = self._lexicon.update(self._index, found)
         if urls and len(self._closed):
@@ -341,6 +348,7 @@ class Indexer(PageIndex):
         self._open(self.index_dir)
         self._writer.delete_all_documents()
         self._writer.commit()
+        clear_terms(self.index_dir)
         self._lexicon.clear()
 
     def close(self) -> None:

@@ -1,0 +1,119 @@
+"""The filter of the terms a volume holds (``index/terms.py``): never a false "no", few
+false "maybe"s; a closed volume it rules out is not queried; volumes without the file
+(an older trawl's) and a write cut by a crash still leave one live copy of each page."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tests.unit.test_index_volumes import _doc, _live
+from trawl.index.layout import volume_dirs
+from trawl.index.terms import TERMS_FILE, TermFilter, append_terms, repair_terms, term_hashes
+from trawl.index.volumes import ClosedVolume
+from trawl.index.writer import IndexDoc, Indexer
+
+
+def test_the_filter_never_misses_a_term_and_rarely_claims_one() -> None:
+    held = [f"https://example.org/page/{i}" for i in range(64_000)]
+    keys = [f"{i:064x}" for i in range(64_000)]
+    f = TermFilter(term_hashes(held, keys))
+    assert f.may_hold(term_hashes(held, keys)).all()
+    others = term_hashes([f"https://example.org/other/{i}" for i in range(100_000)], [])
+    rate = float(f.may_hold(others).mean())
+    assert rate < 0.001, rate  # 24 bits a term: some 1 in 100,000
+    assert f.nbytes == 64_000 * 2 * 24 // 8
+    # A URL and a content hash spelled alike are different terms.
+    assert not np.array_equal(term_hashes(["x"], []), term_hashes([], ["x"]))
+
+
+def test_a_write_cut_by_a_crash_is_repaired_before_the_next(tmp_path: Path) -> None:
+    first, second = term_hashes(["a", "b"], ["k"]), term_hashes(["c"], [])
+    append_terms(tmp_path, first)
+    with (tmp_path / TERMS_FILE).open("ab") as f:
+        f.write(b"\x01\x02\x03")  # the start of a batch's write, then the crash
+    loaded = TermFilter.load(tmp_path)
+    assert loaded is not None and loaded.may_hold(first).all()
+    repair_terms(tmp_path)
+    append_terms(tmp_path, second)
+    again = TermFilter.load(tmp_path)
+    assert again is not None and again.may_hold(np.concatenate([first, second])).all()
+    assert (tmp_path / TERMS_FILE).stat().st_size == 4 * 8
+    assert TermFilter.load(tmp_path / "none") is None
+
+
+def _closed_volume(index_dir: Path, urls: list[str]) -> ClosedVolume:
+    indexer = Indexer(index_dir, volume_docs=len(urls))
+    try:
+        indexer.write(_doc(u, f"key-{u}", f"text of {u}") for u in urls)
+    finally:
+        indexer.close()
+    return ClosedVolume(volume_dirs(index_dir)[0])
+
+
+class _NoSearch:
+    def searcher(self) -> None:
+        raise AssertionError("a volume its filter ruled out was queried")
+
+
+def test_a_closed_volume_is_queried_only_for_terms_it_may_hold(tmp_path: Path) -> None:
+    urls = [f"https://example.org/{i}" for i in range(50)]
+    volume = _closed_volume(tmp_path / "index", urls)
+    assert volume.filter is not None
+    assert volume.holds_any([urls[3]], ["no such key"])
+    assert volume.holds_any(["https://example.org/new"], ["key-https://example.org/7"])
+    assert not volume.holds_any(["https://example.org/new"], ["no such key"])
+    # New pages the filter rules out (all but some 1 in 100,000) cost no query.
+    new = [f"https://example.org/new/{i}" for i in range(300)]
+    new = [
+        u for u, m in zip(new, volume.filter.may_hold(term_hashes(new, [])), strict=True) if not m
+    ]
+    assert len(new) >= 299
+    volume._index = _NoSearch()  # type: ignore[assignment]
+    assert not volume.holds_any(new, [])
+
+
+def test_a_volume_without_its_terms_file_is_queried_as_before(tmp_path: Path) -> None:
+    urls = [f"https://example.org/{i}" for i in range(20)]
+    index_dir = tmp_path / "index"
+    volume = _closed_volume(index_dir, urls)
+    (volume.directory / TERMS_FILE).unlink()
+    assert ClosedVolume(volume.directory).filter is None
+    assert ClosedVolume(volume.directory).holds_any([urls[5]], [])
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_older_volumes_and_cut_writes_leave_one_copy_a_page(tmp_path: Path, seed: int) -> None:
+    """As test_index_volumes' replacement test, with the writer reopened now and then
+    after its volumes lost their terms files (an older trawl wrote them) or a write to
+    the open volume's file was cut short (a crash in it)."""
+    rng = random.Random(seed)
+    index_dir = tmp_path / "index"
+    want: dict[str, str] = {}
+    indexer = Indexer(index_dir, volume_docs=rng.choice((3, 5, 8)))
+    try:
+        for step in range(40):
+            batch: dict[str, IndexDoc] = {}
+            for _ in range(rng.randint(1, 6)):
+                url = f"https://example.org/{rng.randrange(30)}"
+                key = want[url] if url in want and rng.random() < 0.3 else f"{step}-{url[-2:]}"
+                batch[url] = _doc(url, key, f"words of {url} at {step}")
+            indexer.write(batch.values())
+            want.update((u, d.key) for u, d in batch.items())
+            if rng.random() < 0.25:
+                indexer.close()
+                volumes = volume_dirs(index_dir)
+                if rng.random() < 0.5:
+                    for v in rng.sample(volumes, rng.randint(1, len(volumes))):
+                        (v / TERMS_FILE).unlink(missing_ok=True)
+                elif (volumes[-1] / TERMS_FILE).exists():
+                    with (volumes[-1] / TERMS_FILE).open("ab") as f:
+                        f.write(bytes(rng.randint(1, 7)))
+                indexer = Indexer(index_dir, volume_docs=rng.choice((3, 5, 8)))
+    finally:
+        indexer.close()
+    assert len(volume_dirs(index_dir)) > 2
+    assert _live(index_dir) == {url: [key] for url, key in want.items()}
