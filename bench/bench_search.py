@@ -1,7 +1,7 @@
 """Search: indexing throughput and query latency on an index of 100,000 pages.
 
     python bench/bench_search.py [--pages 100000] [--queries 300] [--keep DIR]
-                                 [--random-words]
+                                 [--random-words] [--volume 64000]
 
 Pages of generated English prose (``trawl.testing``'s sample text: 1 to 12 KB each,
 about 4.5 KB on average, like the main text of web articles), each with a title, a
@@ -45,6 +45,7 @@ from trawl.archive.textstore import TextStore
 from trawl.index import Indexer, Searcher
 from trawl.index.schema import index_exists
 from trawl.index.writer import CommittedTexts
+from trawl.memory import MemoryLimits
 from trawl.models import Location
 from trawl.storage.base import PageRecord
 from trawl.storage.blobs import TEXT_LOG
@@ -156,10 +157,10 @@ def generate(
     return samples, size / pages
 
 
-def index(data: Path) -> None:
+def index(data: Path, volume: int = MemoryLimits().index_volume) -> None:
     store = open_store(data)
     texts = CommittedTexts(open_blobs(data))
-    indexer = Indexer(data / "index")
+    indexer = Indexer(data / "index", volume_docs=volume)
     cpu0, t0 = _cpu(), time.perf_counter()
     n = 0
     while taken := indexer.index_pending(store.pages, texts, limit=500):
@@ -294,6 +295,12 @@ def main() -> None:
     ap.add_argument("--queries", type=int, default=300, help="of each kind")
     ap.add_argument("--keep", type=Path, help="build in DIR and keep it (reused if there)")
     ap.add_argument("--random-words", action="store_true", help="pages of random words")
+    ap.add_argument(
+        "--volume",
+        type=int,
+        default=MemoryLimits().index_volume,
+        help="documents an index volume holds (MemoryLimits.index_volume)",
+    )
     args = ap.parse_args()
     tmp = None
     if args.keep is None:
@@ -312,7 +319,7 @@ def main() -> None:
             data.mkdir(parents=True, exist_ok=True)
             samples, _ = generate(data, args.pages, random_words=args.random_words)
             sample_file.write_text("\x1e".join("\x1f".join(s) for s in samples))
-            index(data)
+            index(data, args.volume)
         qs = queries(samples, args.queries, random.Random(5), random_words=args.random_words)
         run_queries(data / "index", qs)
     finally:
