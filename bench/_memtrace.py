@@ -3,8 +3,8 @@ Python heap of the process at fixed times: ``python bench/_memtrace.py OUT_DIR E
 -- ARGS...`` (ARGS as for ``python -m trawl``).
 
 Every ``EVERY`` seconds a thread takes a snapshot (one frame: by line) and writes
-``OUT_DIR/snap-N.txt``: the traced total and the 25 largest holders by line; each
-snapshot after the first also gets the 25 largest growths against the first one
+``OUT_DIR/snap-N.txt``: the traced total and the 60 largest holders by line and by file;
+each snapshot after the first also gets the 60 largest growths against the first one
 (``compare_to``), which is what grows with the crawl. Native memory (SQLite's page
 cache, tantivy's writer heap, lexbor, zstd/gzip state) is not traced: the bench's RSS
 minus the traced total is that.
@@ -20,7 +20,7 @@ import tracemalloc
 from pathlib import Path
 
 FRAMES = 1  # more frames cost far more CPU (10: a crawl 20 times slower)
-TOP = 25
+TOP = 60
 
 
 def _write(path: Path, snap: tracemalloc.Snapshot, first: tracemalloc.Snapshot | None) -> None:
@@ -29,6 +29,11 @@ def _write(path: Path, snap: tracemalloc.Snapshot, first: tracemalloc.Snapshot |
     total = sum(s.size for s in stats)
     lines = [f"traced {total / 2**20:.1f} MiB in {sum(s.count for s in stats):,} blocks", ""]
     lines += [f"{s.size / 2**20:8.2f} MiB {s.count:9,}  {s.traceback}" for s in stats[:TOP]]
+    lines += ["", "by file:"]
+    lines += [
+        f"{s.size / 2**20:8.2f} MiB {s.count:9,}  {s.traceback}"
+        for s in snap.statistics("filename")[:TOP]
+    ]
     if first is not None:
         lines += ["", "grown since the first snapshot:"]
         for d in snap.compare_to(first, "lineno")[:TOP]:
