@@ -10,11 +10,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.unit.test_index_volumes import _doc, _live
+from tests.unit.test_index_volumes import _doc, _live, write_again_and_again
 from trawl.index.layout import volume_dirs
 from trawl.index.terms import TERMS_FILE, TermFilter, append_terms, repair_terms, term_hashes
 from trawl.index.volumes import ClosedVolume
-from trawl.index.writer import IndexDoc, Indexer
+from trawl.index.writer import Indexer
 
 
 def test_the_filter_never_misses_a_term_and_rarely_claims_one() -> None:
@@ -85,35 +85,25 @@ def test_a_volume_without_its_terms_file_is_queried_as_before(tmp_path: Path) ->
     assert ClosedVolume(volume.directory).holds_any([urls[5]], [])
 
 
+def _spoil(index_dir: Path, rng: random.Random) -> None:
+    """Some volumes lose their terms file (an older trawl wrote them), or the open
+    volume's last write to it was cut short (a crash in it)."""
+    volumes = volume_dirs(index_dir)
+    if rng.random() < 0.5:
+        for v in rng.sample(volumes, rng.randint(1, len(volumes))):
+            (v / TERMS_FILE).unlink(missing_ok=True)
+    elif (volumes[-1] / TERMS_FILE).exists():
+        with (volumes[-1] / TERMS_FILE).open("ab") as f:
+            f.write(bytes(rng.randint(1, 7)))
+
+
 @pytest.mark.parametrize("seed", range(3))
 def test_older_volumes_and_cut_writes_leave_one_copy_a_page(tmp_path: Path, seed: int) -> None:
     """As test_index_volumes' replacement test, with the writer reopened now and then
-    after its volumes lost their terms files (an older trawl wrote them) or a write to
-    the open volume's file was cut short (a crash in it)."""
-    rng = random.Random(seed)
+    after its volumes' terms files were spoiled (``_spoil``)."""
     index_dir = tmp_path / "index"
-    want: dict[str, str] = {}
-    indexer = Indexer(index_dir, volume_docs=rng.choice((3, 5, 8)))
-    try:
-        for step in range(40):
-            batch: dict[str, IndexDoc] = {}
-            for _ in range(rng.randint(1, 6)):
-                url = f"https://example.org/{rng.randrange(30)}"
-                key = want[url] if url in want and rng.random() < 0.3 else f"{step}-{url[-2:]}"
-                batch[url] = _doc(url, key, f"words of {url} at {step}")
-            indexer.write(batch.values())
-            want.update((u, d.key) for u, d in batch.items())
-            if rng.random() < 0.25:
-                indexer.close()
-                volumes = volume_dirs(index_dir)
-                if rng.random() < 0.5:
-                    for v in rng.sample(volumes, rng.randint(1, len(volumes))):
-                        (v / TERMS_FILE).unlink(missing_ok=True)
-                elif (volumes[-1] / TERMS_FILE).exists():
-                    with (volumes[-1] / TERMS_FILE).open("ab") as f:
-                        f.write(bytes(rng.randint(1, 7)))
-                indexer = Indexer(index_dir, volume_docs=rng.choice((3, 5, 8)))
-    finally:
-        indexer.close()
+    want = write_again_and_again(
+        index_dir, random.Random(seed), steps=40, reopen=0.25, closed=_spoil
+    )
     assert len(volume_dirs(index_dir)) > 2
-    assert _live(index_dir) == {url: [key] for url, key in want.items()}
+    assert _live(index_dir) == want

@@ -5,6 +5,7 @@ searcher reads every volume as one index, including volumes begun while it runs.
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -94,17 +95,21 @@ def test_an_index_in_volumes_ranks_as_the_whole(
     assert Searcher(tmp_path / "index").num_docs == 0
 
 
-@pytest.mark.parametrize("seed", range(2))
-def test_a_page_written_again_replaces_its_copy_in_any_volume(tmp_path: Path, seed: int) -> None:
+def write_again_and_again(
+    index_dir: Path,
+    rng: random.Random,
+    *,
+    steps: int = 30,
+    reopen: float = 0.15,
+    closed: Callable[[Path, random.Random], None] = lambda _dir, _rng: None,
+) -> dict[str, list[str]]:
     """Random batches of pages, some written again (new text, new content hash; or the
-    same content hash again, as after a crash), the writer reopened now and then: each
-    URL is one live document, its last version, wherever it is."""
-    rng = random.Random(seed)
-    index_dir = tmp_path / "index"
+    same content hash again, as after a crash), the writer reopened now and then
+    (``closed`` runs while it is closed): what each URL's live documents should be."""
     want: dict[str, str] = {}
     indexer = Indexer(index_dir, volume_docs=rng.choice((3, 5, 8)))
     try:
-        for step in range(30):
+        for step in range(steps):
             batch: dict[str, IndexDoc] = {}
             for _ in range(rng.randint(1, 6)):
                 url = f"https://example.org/{rng.randrange(30)}"
@@ -112,13 +117,22 @@ def test_a_page_written_again_replaces_its_copy_in_any_volume(tmp_path: Path, se
                 batch[url] = _doc(url, key, f"words of {url} at {step}")
             indexer.write(batch.values())
             want.update((u, d.key) for u, d in batch.items())
-            if rng.random() < 0.15:
+            if rng.random() < reopen:
                 indexer.close()
+                closed(index_dir, rng)
                 indexer = Indexer(index_dir, volume_docs=rng.choice((3, 5, 8)))
     finally:
         indexer.close()
+    return {url: [key] for url, key in want.items()}
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_a_page_written_again_replaces_its_copy_in_any_volume(tmp_path: Path, seed: int) -> None:
+    """Each URL is one live document, its last version, wherever it is."""
+    index_dir = tmp_path / "index"
+    want = write_again_and_again(index_dir, random.Random(seed))
     assert len(volume_dirs(index_dir)) > 1
-    assert _live(index_dir) == {url: [key] for url, key in want.items()}
+    assert _live(index_dir) == want
 
 
 def test_a_searcher_finds_a_volume_begun_while_it_runs(tmp_path: Path) -> None:
