@@ -107,3 +107,19 @@ def test_older_volumes_and_cut_writes_leave_one_copy_a_page(tmp_path: Path, seed
     )
     assert len(volume_dirs(index_dir)) > 2
     assert _live(index_dir) == want
+
+
+def test_a_rebuild_gives_an_older_volume_its_terms_file(tmp_path: Path) -> None:
+    index_dir = tmp_path / "index"
+    _closed_volume(index_dir, [f"https://example.org/{i}" for i in range(5)])
+    (index_dir / TERMS_FILE).unlink()  # as an older trawl left it, with documents
+    indexer = Indexer(index_dir)
+    try:
+        indexer.write([_doc("https://example.org/a", "ka", "more text")])
+        assert not (index_dir / TERMS_FILE).exists()  # its earlier terms are not known
+        indexer.clear()  # trawl index: the volume is emptied, then written anew
+        indexer.write([_doc("https://example.org/b", "kb", "new text")])
+    finally:
+        indexer.close()
+    again = TermFilter.load(index_dir)
+    assert again is not None and again.may_hold(term_hashes(["https://example.org/b"], [])).all()

@@ -91,10 +91,11 @@ class ClosedVolumes:
     def add(self, directory: Path) -> None:
         self.volumes.append(ClosedVolume(directory))
 
-    def retire(self, urls: list[str], keys: list[str]) -> None:
+    def retire(self, urls: list[str], keys: list[str], hashes: Hashes | None = None) -> None:
         """Delete the earlier copies of a batch written to the open volume (``urls`` and
-        content hashes ``keys``)."""
-        hashes = term_hashes(urls, keys) if self.volumes else None
+        content hashes ``keys``; ``hashes``: their ``term_hashes``, if made)."""
+        if hashes is None and self.volumes:
+            hashes = term_hashes(urls, keys)
         for volume in self.volumes:
             if volume.holds_any(urls, keys, hashes):
                 volume.delete(urls, keys)

@@ -324,12 +324,13 @@ class Indexer(PageIndex):
             w.add_document(_document(doc, code, title, stems.body(text, body), stems))
             parts = None if head is None or body is None else (head, body)
             found.append((code, self._lexicon.words(f"{title}\n{text}", parts)))
-        if urls and self._terms:  # before the commit: the file holds all it may hold
-            append_terms(self.volume, term_hashes(urls, keys))
+        hashes = term_hashes(urls, keys) if urls else None
+        if hashes is not None and self._terms:  # before the commit: all it may hold
+            append_terms(self.volume, hashes)
         opstamp = w.commit()
         held = self._lexicon.update(self._index, found)
         if urls and len(self._closed):
-            self._closed.retire(urls, keys)  # their copies in closed volumes
+            self._closed.retire(urls, keys, hashes)  # their copies in closed volumes
         if self._volume_docs and held >= self._volume_docs:
             self._next_volume()
         self.stats.documents += len(found)
@@ -349,6 +350,7 @@ class Indexer(PageIndex):
         self._writer.delete_all_documents()
         self._writer.commit()
         clear_terms(self.index_dir)
+        self._terms = True  # empty now: its terms file begins again
         self._lexicon.clear()
 
     def close(self) -> None:
