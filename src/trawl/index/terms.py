@@ -14,7 +14,7 @@ them into a Bloom filter (24 bits and 16 probes a term: about 1 false "maybe" in
 100,000; 3 bytes a term, some 380 KB a volume of 64,000 pages), and is queried for
 only the terms the filter may hold: usually none. A volume without the file (written
 by an older trawl) has no filter and is asked for every term, as before. Measured
-(``bench/bench_index_retire.py``): 0.45 us a page per closed volume, from 4.3.
+(``bench/bench_index_retire.py``): 0.4 us a page per closed volume, from 4.6.
 """
 
 from __future__ import annotations
@@ -88,7 +88,7 @@ def _positions(hashes: Hashes, bits: int) -> npt.NDArray[np.uint64]:
 
 
 class TermFilter:
-    """A blocked Bloom filter of a volume's terms (``load``: None without the file)."""
+    """A Bloom filter of a volume's terms (``load``: None without the file)."""
 
     def __init__(self, hashes: Hashes) -> None:
         words = max(1, (len(hashes) * _BITS_PER_TERM + 63) // 64)

@@ -324,7 +324,8 @@ class Indexer(PageIndex):
             w.add_document(_document(doc, code, title, stems.body(text, body), stems))
             parts = None if head is None or body is None else (head, body)
             found.append((code, self._lexicon.words(f"{title}\n{text}", parts)))
-        hashes = term_hashes(urls, keys) if urls else None
+        # Made once, for the open volume's terms file and the closed volumes' filters.
+        hashes = term_hashes(urls, keys) if urls and (self._terms or self._closed) else None
         if hashes is not None and self._terms:  # before the commit: all it may hold
             append_terms(self.volume, hashes)
         opstamp = w.commit()
