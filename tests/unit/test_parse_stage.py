@@ -4,6 +4,7 @@ between them, and the page acknowledged only in a commit that holds every link."
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from pathlib import Path
 
 from trawl.config import CrawlConfig
@@ -152,3 +153,16 @@ def test_max_per_host_zero_is_no_limit(tmp_path: Path) -> None:
             assert crawl.add_seeds(seeds) == admitted
         finally:
             crawl.close()
+
+
+async def test_a_cut_page_is_counted_whatever_becomes_of_it(tmp_path: Path) -> None:
+    crawl = _crawl(tmp_path / "data")
+    try:
+        stage = _stage(crawl, chunk=100)
+        seq, job, page = _page(crawl, 3)
+        nofollow = dataclasses.replace(page, directives=frozenset({"nofollow"}))  # no links
+        await stage.apply_async(seq, job, nofollow)
+        assert crawl.counters.get("parse:tags over cap") == 1
+        assert _known(crawl) == 1  # the seed only
+    finally:
+        crawl.close()

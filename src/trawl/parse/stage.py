@@ -212,6 +212,8 @@ class ParseStage:
         if page.not_text:  # binary or undecodable: no text, no links, nothing indexed
             kind = K.UNDECODABLE if page.not_text == K.UNDECODABLE.value else K.BINARY
             return ParseOutcome(kind), None, None
+        if page.tags_over_cap:  # whatever becomes of the page (a duplicate, nofollow...)
+            self._count.add("parse:tags over cap", 1)
         if page.canonical and page.canonical != job.final_url:
             # The site names it: never respelled (a rule that would is refuted, _learn);
             # the page gives way to it, and its cash with it.
@@ -313,8 +315,6 @@ class ParseStage:
         """Offer the page's links, each with an equal share of the page's cash."""
         if page.links_over_cap:
             self._count.add("dropped:over per-page cap", page.links_over_cap)
-        if page.tags_over_cap:
-            self._count.add("parse:tags over cap", 1)
         links, step = page.links, self._chunk
         share = self._ranker.share(cash, len(links))
         for start in range(0, len(links), step):
