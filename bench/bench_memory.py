@@ -85,7 +85,8 @@ class Sampler:
     peak: dict[int, int] = field(default_factory=dict)
     anon: dict[int, int] = field(default_factory=dict)  # largest RssAnon sampled
     kind: dict[int, str] = field(default_factory=dict)
-    series: list[tuple[float, int, int]] = field(default_factory=list)  # root: t, rss, file
+    # the root's samples: seconds, RSS, file-backed and anonymous RSS
+    series: list[tuple[float, int, int, int]] = field(default_factory=list)
     peak_sum: int = 0
     _stop: threading.Event = field(default_factory=threading.Event)
     _thread: threading.Thread | None = None
@@ -127,7 +128,7 @@ class Sampler:
                 self.peak[p.pid] = max(self.peak.get(p.pid, 0), rss, hwm)
                 self.anon[p.pid] = max(self.anon.get(p.pid, 0), anon)
                 if p.pid == self.root and rss:  # 0: exited, not reaped yet
-                    self.series.append((time.monotonic() - started, rss, file))
+                    self.series.append((time.monotonic() - started, rss, file, anon))
             self.peak_sum = max(self.peak_sum, total)
             self._stop.wait(self.every)
 
@@ -139,6 +140,11 @@ class Sampler:
             out[self.kind[pid]].append((peak, self.anon.get(pid, 0)))
         return {k: (max(p for p, _ in v), len(v), max(a for _, a in v)) for k, v in out.items()}
 
+    def write_series(self, path: Path) -> None:
+        """The root's samples as TSV: seconds, RSS, file-backed and anonymous MB."""
+        rows = [f"{t:.1f}\t{r / MB:.1f}\t{f / MB:.1f}\t{a / MB:.1f}" for t, r, f, a in self.series]
+        path.write_text("s\trss\tfile\tanon\n" + "\n".join(rows) + "\n")
+
     def climb(self) -> str:
         """The root's RSS at a quarter, half, three quarters of the run and its end."""
         if not self.series:
@@ -146,9 +152,9 @@ class Sampler:
         end = self.series[-1][0]
         marks = []
         for q in (0.25, 0.5, 0.75, 1.0):
-            t, rss, _ = next(x for x in self.series if x[0] >= q * end)
+            t, rss, _, _ = next(x for x in self.series if x[0] >= q * end)
             marks.append(f"{rss / MB:.0f} MB at {t:.0f} s")
-        top_t, top, file = max(self.series, key=lambda x: x[1])
+        top_t, top, file, _ = max(self.series, key=lambda x: x[1])
         return ", ".join(marks) + (
             f" (largest sample {top / MB:.0f} MB at {top_t:.0f} s, of which "
             f"{file / MB:.0f} MB file-backed: mapped files, the index's segments)"
@@ -191,6 +197,8 @@ def embedded(
         proc = subprocess.Popen(cmd, stdout=sink, stderr=subprocess.STDOUT, cwd=bench_crawl.ROOT)
     with Sampler(proc.pid, "crawl process", {}, args.every) as s:
         _wait(proc, args.timeout, f"crawl of {size:,}")
+    if args.series:
+        s.write_series(args.series / f"embedded-{size}{'-traced' if trace else ''}.tsv")
     wall = time.monotonic() - started
     bench_fleet.reap_orphans()
     pages = bench_fleet.stored(["--data", str(data)])
@@ -220,6 +228,8 @@ def redis_worker(
     with Sampler(proc.pid, "worker process", others, args.every) as s:
         _wait(proc, args.timeout, f"worker of {size:,}")
         _wait(submit, 60, "submitter")
+    if args.series:
+        s.write_series(args.series / f"redis-{size}.tsv")
     wall = time.monotonic() - started
     bench_fleet.reap_orphans()
     pages = bench_fleet.stored(place)
@@ -347,6 +357,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--out", type=Path, help="work here (default: a temp dir)")
     ap.add_argument("--keep", action="store_true")
+    ap.add_argument(
+        "--series", type=Path, help="write the crawl (or worker) process's samples here, TSV"
+    )
     args = ap.parse_args(argv)
     sizes = [int(x) for x in args.sizes.split(",")]
     # SIGTERM as an exit: the servers this run started are stopped (``finally``).
@@ -357,6 +370,8 @@ def main(argv: list[str] | None = None) -> int:
         raise OSError(ctypes.get_errno(), "prctl(PR_SET_CHILD_SUBREAPER)")
     bench_crawl.ensure_nginx()
     work = Path(tempfile.mkdtemp(prefix="trawl-bench-memory-", dir=args.out))
+    if args.series:
+        args.series.mkdir(parents=True, exist_ok=True)
     load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
     print(f"machine: {os.cpu_count()} cores, load {load}; work dir {work}", flush=True)
     servers = Servers.start(work) if "redis" in modes else None

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import random
+
 from trawl import urls
 from trawl.archive.links import LinkLog, read_link_records
 from trawl.export_links import LINK_FIELDS, link_rows
@@ -51,6 +53,40 @@ def test_records_are_read_back_across_frames_and_segments() -> None:
     log.add("http://a.test/late", 99.0, ["http://a.test/z"], [], [])
     log.flush()
     assert len(list(read_link_records(blobs, LINK_LOG, end))) == 40
+
+
+def test_a_site_seen_again_after_megabytes_of_others_is_told_by_reference() -> None:
+    # A site's navigation repeats on each of its pages, and a crawl of many hosts puts
+    # megabytes of other sites' links between two of them: the stream's window reaches
+    # back 4 MiB (level 3's own, 2 MiB, would not). Random link text, so only a
+    # reference back to the first copy makes the second small.
+    rng = random.Random(7)
+
+    def page(site: str) -> list[str]:
+        return [f"http://{site}.test/{rng.getrandbits(64):x}" for _ in range(400)]
+
+    blobs = MemoryBlobStore()
+    writer = blobs.open_writer(LINK_LOG, committed=None, max_bytes=64 << 20)
+    log = LinkLog(writer)
+    nav = page("nav")
+    log.add("http://nav.test/1", 1.0, nav, [], [])
+    log.flush()
+    between = 0
+    for n in range(170):
+        links = page(f"other{n}")
+        between += sum(len(u) + 8 for u in links)  # as JSON: ["URL",""],
+        log.add(f"http://other{n}.test/", 2.0, links, [], [])
+        if n % 20 == 19:
+            log.flush()
+    log.flush()
+    assert 5 << 19 < between < 7 << 19  # 2.5 to 3.5 MiB: past 2 MiB, within 4
+    first = writer.position().offset
+    log.add("http://nav.test/1", 3.0, nav, [], [])
+    log.flush()
+    assert writer.position().offset - first < 1_000  # the first copy's block: 9 KB
+    end = writer.sync()
+    records = list(read_link_records(blobs, LINK_LOG, end))
+    assert [r["l"] for r in (records[0], records[-1])] == [[[u, ""] for u in nav]] * 2
 
 
 def test_rows_carry_what_a_ranking_pipeline_joins_on() -> None:
