@@ -8,8 +8,8 @@ Anchors are capped (``parse.page.ANCHOR_CHARS``). Lines are buffered and written
 each group commit, through the blob store's link log (``LINK_LOG``: local files or
 S3), as the next zstd block of one stream per segment: pages repeat their site's
 navigation, and a stream lets every commit's block refer back to the earlier ones of
-its segment, 4 MiB of links back (about 11 bytes a link on the bench's web, against
-15 for a frame per commit). The
+its segment, 4 MiB of links back (about 12 bytes a link on the bench's web, 10 at
+zstd's level 9, against 15 for a frame per commit). The
 block goes in before the commit that acknowledges its pages, so a page's links are
 committed exactly when the page is, and a page parsed again after a crash writes
 them once: the log is cut back to the committed end, a block boundary (a flushed
