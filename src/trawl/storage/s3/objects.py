@@ -38,8 +38,11 @@ _DENIED = {"AccessDenied", "SignatureDoesNotMatch", "InvalidAccessKeyId", "Expir
 _RETRIES = 5
 _RETRY_FOR = timedelta(seconds=30)
 # Parts of a file upload (obstore's 5 MiB each) in flight at once, so in memory: a
-# segment rotated or closed (up to warc_max_bytes) costs 20 MiB, not obstore's 12 x 5.
-_UPLOAD_PARTS = 4
+# segment rotated or closed (up to warc_max_bytes) costs 10 MiB, not obstore's 12 x 5.
+# Each rotation showed as a step of the Redis worker's RSS (+24 MB with 4 parts, on a
+# worker that otherwise holds some 160 MB); 2 parts still go up at twice a part's
+# speed, more than a worker writes.
+_UPLOAD_PARTS = 2
 
 
 @dataclass(frozen=True, slots=True)
