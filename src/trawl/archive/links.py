@@ -44,17 +44,15 @@ _CHUNK = 1 << 20
 # 2 MiB window loses the revisits (1,505 bytes).
 LEVEL = 3
 WINDOW_LOG = 22
+_PARAMS = zstandard.ZstdCompressionParameters.from_level(LEVEL, window_log=WINDOW_LOG)
 
 
 class LinkLog:
     """The writer side, in the process that runs the parse stage."""
 
-    def __init__(
-        self, log: SegmentWriter, *, level: int = LEVEL, window_log: int = WINDOW_LOG
-    ) -> None:
+    def __init__(self, log: SegmentWriter) -> None:
         self._log = log
-        params = zstandard.ZstdCompressionParameters.from_level(level, window_log=window_log)
-        self._zstd = zstandard.ZstdCompressor(compression_params=params)
+        self._zstd = zstandard.ZstdCompressor(compression_params=_PARAMS)
         self._stream: Any = None  # the compressor of this writer's current segment
         self._lines: list[bytes] = []
         self.pages = 0
