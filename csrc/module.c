@@ -1,5 +1,6 @@
 /* trawl._native: the module (see native.h). */
 #include "native.h"
+#include "walk.h"
 
 static PyMethodDef methods[] = {
     {"minima", native_minima, METH_VARARGS,
@@ -30,7 +31,7 @@ PyInit__native(void)
     PyObject *m = PyModule_Create(&module);
     if (m == NULL)
         return NULL;
-    if (native_add_terms(m) < 0) {
+    if (native_add_terms(m) < 0 || native_add_walker(m) < 0) {
         Py_DECREF(m);
         return NULL;
     }

@@ -13,6 +13,7 @@ PyObject *native_signature(PyObject *module, PyObject *args);
 
 /* spaces.c */
 PyObject *native_is_collapsed(PyObject *module, PyObject *arg);
+int native_collapsed(PyObject *text);
 PyObject *native_ascii_words(PyObject *module, PyObject *arg);
 
 /* terms.c: the Tokens and Terms types, added to the module. */

@@ -31,15 +31,25 @@ native_is_collapsed(PyObject *module, PyObject *arg)
         PyErr_SetString(PyExc_TypeError, "is_collapsed() takes a str");
         return NULL;
     }
-    if (PyUnicode_READY(arg) < 0)
+    int collapsed = native_collapsed(arg);
+    if (collapsed < 0)
         return NULL;
+    return PyBool_FromLong(collapsed);
+}
+
+/* The same on a str (1 or 0; -1 with an exception), for the C walk (walk_text.c). */
+int
+native_collapsed(PyObject *arg)
+{
+    if (PyUnicode_READY(arg) < 0)
+        return -1;
     Py_ssize_t n = PyUnicode_GET_LENGTH(arg);
     if (n == 0)
-        Py_RETURN_FALSE;
+        return 0;
     int kind = PyUnicode_KIND(arg);
     const void *data = PyUnicode_DATA(arg);
     if (IS_SPACE(PyUnicode_READ(kind, data, 0)) || IS_SPACE(PyUnicode_READ(kind, data, n - 1)))
-        Py_RETURN_FALSE;
+        return 0;
     if (kind == PyUnicode_1BYTE_KIND) {
         /* Branch-free, so the compiler vectorises it: \t \n \v \f \r are 9 to 13. */
         const Py_UCS1 *s = (const Py_UCS1 *)data;
@@ -51,22 +61,22 @@ native_is_collapsed(PyObject *module, PyObject *arg)
         }
         uint8_t last = s[n - 1];
         bad |= ((uint8_t)(last - 9) < 5) | (last == 0xa0);
-        return PyBool_FromLong(!bad);
+        return !bad;
     }
     int space = 0;
     for (Py_ssize_t i = 0; i < n; i++) {
         Py_UCS4 ch = PyUnicode_READ(kind, data, i);
         if (ch == ' ') {
             if (space)
-                Py_RETURN_FALSE;
+                return 0;
             space = 1;
             continue;
         }
         space = 0;
         if (breaks_line(ch))
-            Py_RETURN_FALSE;
+            return 0;
     }
-    Py_RETURN_TRUE;
+    return 1;
 }
 
 /* ascii_words(text) -> bytes | None: for an ASCII str, the bytes of

@@ -28,3 +28,29 @@ class Terms:
     def join(self, tokens: Tokens) -> bytes: ...
     def clear(self) -> None: ...
     def keys(self) -> list[bytes]: ...
+
+class DomWalker:
+    """trawl.parse._extract_dom.walk_python in C, over selectolax's Lexbor nodes."""
+
+    walks: int
+    def __init__(
+        self,
+        library: str,
+        kind: dict[str, int],
+        skipped: dict[str, int],
+        own: dict[str, int],
+        boilerplate_tags: frozenset[str],
+        hidden_tokens: frozenset[str],
+        boilerplate_roles: frozenset[str],
+        boilerplate_flag: int,
+        verdict: Callable[[str, dict[str, int]], tuple[bool, int, int]],
+        style_search: Callable[[str], object],
+    ) -> None: ...
+    def walk(
+        self,
+        node_address: int,
+        max_elements: int,
+        verdicts: dict[str, tuple[bool, int, int]],
+        token_cache: dict[str, int],
+    ) -> tuple[list[Any], ...] | None: ...
+    def check(self, node_address: int) -> bool: ...

@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from selectolax.lexbor import LexborNode
 
@@ -146,8 +147,12 @@ def _flush(dom: Dom, pieces: list[str], owner: int, links: int, in_pre: bool) ->
         dom.link_chars[owner] += charged
 
 
-def walk(start: LexborNode, *, max_elements: int) -> Dom:
-    """Walk the subtree under ``start`` (normally ``<body>``) into a ``Dom``."""
+def walk_python(start: LexborNode, *, max_elements: int) -> Dom:
+    """Walk the subtree under ``start`` (normally ``<body>``) into a ``Dom``.
+
+    The reference walk: ``_extract_walk.walk`` runs the same in C when it can
+    (``trawl._native.DomWalker``, which must give an equal ``Dom``).
+    """
     dom = Dom()
     tags, parents, ends, flags_of = dom.tag, dom.parent, dom.end, dom.flags
     signatures, chars, links, counts = (
@@ -305,6 +310,22 @@ def walk(start: LexborNode, *, max_elements: int) -> Dom:
     return dom
 
 
+def native_tables() -> dict[str, Any]:
+    """The tables and callables ``trawl._native.DomWalker`` decides with: those of the
+    Python walk, so both decide alike (counters as field numbers, not packed bits)."""
+    return {
+        "kind": dict(_KIND),
+        "skipped": {tag: _field(bits) for tag, bits in _SKIPPED_COUNTER.items()},
+        "own": {tag: _field(bits) for tag, bits in _OWN_COUNTER.items()},
+        "boilerplate_tags": BOILERPLATE_TAGS,
+        "hidden_tokens": HIDDEN_TOKENS,
+        "boilerplate_roles": BOILERPLATE_ROLES,
+        "boilerplate_flag": BOILERPLATE,
+        "verdict": _verdict,
+        "style_search": _HIDDEN_STYLE.search,
+    }
+
+
 def _judge_classes(
     dom: Dom, verdicts: dict[str, tuple[bool, int, int]], token_cache: dict[str, int]
 ) -> None:
@@ -337,3 +358,8 @@ def _accumulate(dom: Dom) -> None:
         chars[p] += chars[i]
         links[p] += links[i]
         counts[p] += counts[i]
+
+
+def _field(bits: int) -> int:
+    """Which packed counter (0 for IMAGES ... 4 for PARAGRAPHS) a single bit adds to."""
+    return (bits.bit_length() - 1) // 32

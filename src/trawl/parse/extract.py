@@ -21,10 +21,11 @@ from dataclasses import dataclass
 
 from selectolax.lexbor import LexborDocumentOptions, LexborHTMLParser, LexborNode
 
-from trawl.parse._extract_dom import Dom, walk
+from trawl.parse._extract_dom import Dom
 from trawl.parse._extract_guard import bound_nesting, bound_tags
 from trawl.parse._extract_score import Options, article_lines
 from trawl.parse._extract_title import page_title, same_heading, title_forms
+from trawl.parse._extract_walk import walk
 from trawl.parse.charset import decode_html
 
 __all__ = ["Extraction", "extract", "extract_from_tree", "parse_html", "parse_markup"]
