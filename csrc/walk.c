@@ -367,7 +367,7 @@ visit(walk_state *st, lx_node *node, Py_ssize_t max_elements, PyObject *verdicts
     if (node->type == LX_ELEMENT) {
         size_t len = 0;
         const unsigned char *name = w->api.element_qualified_name(node, &len);
-        if (name != NULL && (info = tag_lookup(w, name, len)) == NULL)
+        if (name != NULL && (info = tag_lookup(w, &st->scratch, name, len)) == NULL)
             return W_ERROR;
     }
     if (info->first_dash)

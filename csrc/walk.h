@@ -48,7 +48,6 @@ typedef struct {
     tag_info empty_info;                                  /* the tag "" */
     tag_slot *slots;
     size_t filled;
-    tag_info scratch; /* a name past the memo's bound */
     Py_ssize_t walks; /* pages walked in C to the end */
 } Walker;
 
@@ -69,11 +68,15 @@ typedef struct {
     int64_t *line_owner, *line_links;
     Py_ssize_t nlines, lcap;
     int64_t owner, link_len;
+    /* A name past the memo's bound, per walk: a callback into Python may let another
+     * thread walk a page with the same walker meanwhile. */
+    tag_info scratch;
 } walk_state;
 
 /* walk_tags.c */
 int tag_info_fill(Walker *w, PyObject *name, tag_info *info);
-const tag_info *tag_lookup(Walker *w, const unsigned char *name, size_t len);
+const tag_info *tag_lookup(Walker *w, tag_info *scratch, const unsigned char *name,
+                           size_t len);
 void tag_memo_clear(Walker *w);
 
 /* walk_text.c */

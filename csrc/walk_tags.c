@@ -68,9 +68,10 @@ fnv1a(const unsigned char *s, size_t n)
 }
 
 /* The info of an element's qualified name (its bytes as Lexbor holds them); NULL with
- * an exception on failure. Borrowed: valid until the next call. */
+ * an exception on failure. Borrowed: from the memo (whose entries stay until the
+ * walker goes), or past its bound from *scratch (valid until the next call). */
 const tag_info *
-tag_lookup(Walker *w, const unsigned char *name, size_t len)
+tag_lookup(Walker *w, tag_info *scratch, const unsigned char *name, size_t len)
 {
     uint64_t h = fnv1a(name, len);
     size_t i = (size_t)h & (TAG_SLOTS - 1);
@@ -92,9 +93,9 @@ tag_lookup(Walker *w, const unsigned char *name, size_t len)
         return NULL;
     unsigned char *key = w->filled < TAG_FILL ? PyMem_Malloc(len ? len : 1) : NULL;
     if (key == NULL) {
-        Py_XDECREF(w->scratch.name);
-        w->scratch = info;
-        return &w->scratch;
+        Py_XDECREF(scratch->name);
+        *scratch = info;
+        return scratch;
     }
     memcpy(key, name, len);
     tag_slot *s = &w->slots[i];
@@ -119,5 +120,4 @@ tag_memo_clear(Walker *w)
         }
         w->filled = 0;
     }
-    Py_CLEAR(w->scratch.name);
 }

@@ -19,6 +19,7 @@ state_clear(walk_state *st)
     PyMem_Free(st->line_links);
     Py_XDECREF(st->pieces);
     Py_XDECREF(st->line_text);
+    Py_XDECREF(st->scratch.name);
 }
 
 /* The packed counter integer: sum of count[k] << 32k (W_BAIL past 32 bits a field,

@@ -221,3 +221,10 @@ def test_hostile_html(seed: int) -> None:
 )
 def test_ten_thousand_deep(unit: bytes) -> None:
     _assert_same(_parse(b"<body>" + unit * 10_000 + b"end"), bounds=(250_000, 100, 2))
+
+
+def test_more_tag_names_than_the_walker_memoises() -> None:
+    """Past its bound of remembered names the walker classifies each name on use."""
+    names = [f"x-t{i}" if i % 3 else f"t{i}" for i in range(1_500)]
+    page = "".join(f'<{n} class="c{i % 7}">text {i}<p>p</p></{n}>' for i, n in enumerate(names))
+    _assert_same(_parse(b"<body><div>" + page.encode() + b"</div>"))
