@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import time
 from collections.abc import Collection
 
@@ -41,6 +42,8 @@ from trawl.storage.blobs import TEXT_LOG, WARC_LOG, BlobStore, LogWriters
 from trawl.storage.gate import CommitGate
 from trawl.storage.open import disk_full_of
 from trawl.telemetry import Telemetry
+
+log = logging.getLogger(__name__)
 
 
 class Crawl:
@@ -114,6 +117,7 @@ class Crawl:
         self._started = 0.0
         self._started_at = 0.0  # on the injected clock, for max_duration
         self._rate = RateWindow()
+        self._trimmer = memory.Trimmer(every=self.config.memory.trim)
         self.seed_errors: list[str] = []
 
     def _build(self) -> None:
@@ -239,6 +243,7 @@ class Crawl:
         self._started = time.monotonic()
         self._started_at = self.clock.now()
         self._rate.start(self._started, self.counters.get("fetch:stored"))
+        self._trimmer.start()  # until close(): the shutdown's index batches are trimmed too
         stopped = "done"
         try:
             self.add_seeds(list(self.config.seeds))
@@ -347,7 +352,6 @@ class Crawl:
             await waiter.wait(self._wake, timeout, idle=idle, full=full and not paused)
 
     async def _commit_loop(self) -> None:
-        trimmer = memory.Trimmer(time.monotonic, every=self.config.memory.trim)  # freed: back
         while True:
             await asyncio.sleep(self.config.commit_interval)
             try:
@@ -357,7 +361,6 @@ class Crawl:
                     return
                 raise
             self._disk.check()
-            trimmer.maybe()
 
     async def _shutdown(self) -> None:
         try:
@@ -403,6 +406,13 @@ class Crawl:
 
     def close(self) -> None:
         """Close the files and the database (committing, unless the disk is full)."""
+        try:
+            self._close()
+        finally:
+            self._trimmer.stop()
+            log.debug("heap trims: %d, %.3f CPU-s", self._trimmer.trims, self._trimmer.cpu)
+
+    def _close(self) -> None:
         if not self._disk.failed:
             try:
                 if self.indexing is not None:

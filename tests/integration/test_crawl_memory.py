@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +30,10 @@ def _article(title: str, links: list[str], n: int) -> FakePage:
         f"<html><head><title>{title}</title></head><body><article><h1>{title}</h1>"
         f"<p>{body}</p></article><nav>{anchors}</nav></body></html>"
     )
+
+
+def _trimming() -> bool:
+    return any(t.name == "trawl-trim" for t in threading.enumerate())
 
 
 PAGES = {
@@ -59,8 +64,12 @@ def test_a_whole_crawl_on_memory_stores_and_a_fake_client(tmp_path: Path) -> Non
         crawl = Crawl(config, store=store, blobs=blobs, client=client)
         try:
             summary = await crawl.run()
+            # The heap is trimmed until the files are closed: the shutdown's last index
+            # batches and merges come after the group commits have stopped.
+            assert _trimming()
         finally:
             crawl.close()
+        assert not _trimming()
         assert summary.stopped == "done"
 
     asyncio.run(go())

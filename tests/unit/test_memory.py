@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import signal
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -12,42 +13,67 @@ import pytest
 from trawl import memory
 from trawl.config_load import config_json, load_config, saved_settings
 from trawl.errors import ConfigError
-from trawl.testing.clock import FakeClock
 
 
-def test_trimmer_trims_once_per_period() -> None:
-    clock = FakeClock()
-    trims: list[float] = []
+def test_trimmer_trims_every_period_in_its_thread_until_stopped() -> None:
+    waits: list[float] = []
+    trims: list[str] = []
+    done = threading.Event()
+
+    def wait(seconds: float) -> bool:  # the thread's clock: three periods, then stopped
+        waits.append(seconds)
+        if len(waits) > 3:
+            done.set()
+            return True
+        return False
 
     def trim() -> bool:
-        trims.append(clock.now())
+        trims.append(threading.current_thread().name)
         return True
 
-    t = memory.Trimmer(clock.now, every=10.0, trim_heap=trim)
-    assert not t.maybe()  # not before the first period has passed
-    clock.advance(9.9)
-    assert not t.maybe()
-    clock.advance(0.1)
-    assert t.maybe()
-    assert not t.maybe()  # asked again at once: the period starts from the trim
-    clock.advance(25.0)
-    assert t.maybe()
-    assert not t.maybe()
-    assert trims == [1_000_010.0, 1_000_035.0]
+    t = memory.Trimmer(every=10.0, trim_heap=trim, wait=wait)
+    t.start()
+    assert done.wait(5)
+    t.stop()
+    assert waits == [10.0] * 4
+    assert trims == ["trawl-trim"] * 3  # off the caller's thread (the event loop's)
+    assert t.trims == 3 and t.cpu >= 0.0
+
+
+def test_trimmer_stops_at_once_and_trims_nothing_more() -> None:
+    trims: list[int] = []
+
+    def trim() -> bool:
+        trims.append(1)
+        return True
+
+    t = memory.Trimmer(every=3600.0, trim_heap=trim)  # the real wait: stop() ends it
+    t.start()
+    t.stop()
+    t.stop()  # twice: harmless
+    t.start()  # after stop: no thread again
+    assert trims == [] and t.trims == 0
+    assert not any(th.name == "trawl-trim" for th in threading.enumerate())
+
+
+def test_trimmer_stopped_before_start_never_runs() -> None:
+    t = memory.Trimmer(trim_heap=lambda: True)
+    t.stop()
+    t.start()
+    assert not any(th.name == "trawl-trim" for th in threading.enumerate())
 
 
 def test_default_period_is_the_documented_bound() -> None:
-    clock = FakeClock()
-    calls: list[int] = []
+    waits: list[float] = []
 
-    def trim() -> bool:
-        calls.append(1)
+    def wait(seconds: float) -> bool:
+        waits.append(seconds)
         return True
 
-    t = memory.Trimmer(clock.now, trim_heap=trim)
-    clock.advance(memory.TRIM_EVERY)
-    assert t.maybe()
-    assert calls == [1]
+    t = memory.Trimmer(trim_heap=lambda: True, wait=wait)
+    t.start()
+    t.stop()
+    assert waits == [memory.TRIM_EVERY] and memory.MemoryLimits().trim == memory.TRIM_EVERY
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc only")
