@@ -6,6 +6,7 @@ the C walk is the one in use."""
 from __future__ import annotations
 
 import gzip
+import itertools
 import random
 from pathlib import Path
 
@@ -34,15 +35,15 @@ BOUNDS = (250_000, 40, 5, 1, 0)
 
 
 def _walker() -> object:
-    walker = _extract_walk._WALKER
-    assert walker is not None, "trawl._native is built but the C walk is not in use"
-    return walker
+    walk = _extract_walk._WALK
+    assert walk is not None, "trawl._native is built but the C walk is not in use"
+    return walk.walker
 
 
 def _c_walk(start: LexborNode, bound: int) -> Dom:
-    walker = _extract_walk._WALKER
-    assert walker is not None
-    lists = walker.walk(start.mem_id, bound, {}, {})
+    walk = _extract_walk._WALK
+    assert walk is not None
+    lists = walk.walker.walk(start.mem_id, bound, {}, {})
     assert lists is not None, "the C walk handed the page back to Python"
     return Dom(*lists)
 
@@ -58,8 +59,9 @@ def _assert_same(tree: LexborHTMLParser, bounds: tuple[int, ...] = BOUNDS) -> No
 
 
 def test_the_c_walk_is_in_use() -> None:
-    walker = _extract_walk._WALKER
-    assert walker is not None, "trawl._native is built but the C walk is not in use"
+    walk = _extract_walk._WALK
+    assert walk is not None, "trawl._native is built but the C walk is not in use"
+    walker = walk.walker
     before = walker.walks
     extract("<html><body><p>One paragraph of text.</p></body></html>")
     assert walker.walks == before + 1
@@ -94,8 +96,30 @@ def test_extract_is_the_same_with_the_python_walk(monkeypatch: pytest.MonkeyPatc
     pages += [_hostile(random.Random(seed)) for seed in range(40)]
     pages += [gzip.decompress(p.read_bytes()) for p in _benchmark_pages()]
     with_c = [extract(body) for body in pages]
-    monkeypatch.setattr(_extract_walk, "_WALKER", None)
+    monkeypatch.setattr(_extract_walk, "_WALK", None)
     assert [extract(body) for body in pages] == with_c
+
+
+def test_verdicts_kept_across_pages_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    walk = _extract_walk._WALK
+    assert walk is not None
+    monkeypatch.setattr(_extract_walk, "_CACHED", 5)
+    kept = _extract_walk._Walk(walk.walker)
+    sizes: list[int] = []
+    for seed in range(30):
+        html, _ = decode_html(_hostile(random.Random(seed)), content_type=None)
+        tree = parse_html(html)
+        start = tree.body or tree.root
+        assert start is not None
+        # Kept verdicts or not, the page's Dom is the Python walk's.
+        assert kept(start, 250_000) == walk_python(start, max_elements=250_000)
+        alone = _extract_walk._Walk(walk.walker)
+        alone(start, 250_000)
+        size = max(kept.cached())
+        # At most the bound before the page, plus what the page itself adds.
+        assert size <= 5 + max(alone.cached())
+        sizes.append(size)
+    assert any(later < earlier for earlier, later in itertools.pairwise(sizes))  # emptied
 
 
 def _benchmark_pages() -> list[Path]:
