@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from trawl.index.lexicon import _word, words_of
+from trawl.index.lexicon import NewWords, _word, words_of
 from trawl.index.schema import PLAIN, analyzer
 
 PLAIN_ANALYZER = analyzer(PLAIN)
@@ -39,3 +39,29 @@ def test_long_words_digits_and_other_text() -> None:
         assert words_of(PLAIN_ANALYZER, text, encoded) == _by_analyzer(text) - known
     assert "a" * 39 in words_of(PLAIN_ANALYZER, cases[0])
     assert "b" * 40 not in words_of(PLAIN_ANALYZER, cases[0])
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(["xx", "en", "de"]), st.sets(st.sampled_from("abcdefgh"))),
+        max_size=12,
+    )
+)
+def test_new_words_count_documents_and_keep_the_first_code(
+    docs: list[tuple[str, set[str]]],
+) -> None:
+    # What the batch's lexicon update reads: in how many documents each word is, and
+    # the field code of the first of them, in the order the words were first seen.
+    found = NewWords()
+    for code, words in docs:
+        found.add(code, words)
+    counts: dict[str, int] = {}
+    where: dict[str, str] = {}
+    for code, words in docs:
+        for word in words:
+            counts[word] = counts.get(word, 0) + 1
+            where.setdefault(word, code)
+    assert found.counts == counts and list(found.counts) == list(counts)
+    assert found.where == where
+    assert found.documents == len(docs)

@@ -166,6 +166,31 @@ def words_of(
     return {w for w in plain.analyze(text) if _word(w) and w.encode("utf-8") not in known}
 
 
+class NewWords:
+    """The words new to the lexicon in a batch's documents: how many documents hold
+    each, and the field code of its first document. Counted document by document, so
+    a batch holds its distinct words and not every document's set of them: a new
+    index volume's lexicon is empty, and every word of its first batch's 235 pages is
+    new (held until the commit, those sets were the crawl's step of 25 to 40 MB at a
+    volume switch: Python's arenas, left fragmented)."""
+
+    __slots__ = ("counts", "documents", "where")
+
+    def __init__(self) -> None:
+        self.counts: dict[str, int] = {}
+        self.where: dict[str, str] = {}
+        self.documents = 0
+
+    def add(self, code: str, words: Iterable[str]) -> None:
+        """One document's new words (``LexiconWriter.words``), in field ``code``."""
+        counts, where = self.counts, self.where
+        for word in words:
+            counts[word] = counts.get(word, 0) + 1
+            if word not in where:
+                where[word] = code
+        self.documents += 1
+
+
 class LexiconWriter:
     """The one writer of ``<index>/lexicon`` (the main index's writer holds it)."""
 
@@ -193,16 +218,11 @@ class LexiconWriter:
         lexicon does not hold (``parts``: its ASCII split, as for ``words_of``)."""
         return words_of(self._analyzer(PLAIN), text, self._known, parts)
 
-    def update(self, index: tantivy.Index, found: Sequence[tuple[str, set[str]]]) -> int:
+    def update(self, index: tantivy.Index, found: NewWords) -> int:
         """After a commit of ``index``: admit the new words ``found`` in the documents
-        added ((field code, ``words`` of the document) each, taken before this call),
-        and compact when due; returns the index's documents as of that commit."""
-        counts: dict[str, int] = {}
-        where: dict[str, str] = {}  # the language of the word's first document
-        for code, words in found:
-            for word in words:
-                counts[word] = counts.get(word, 0) + 1
-                where.setdefault(word, code)
+        added (their ``words``, counted before this call), and compact when due;
+        returns the index's documents as of that commit."""
+        counts, where = found.counts, found.where
         index.reload()
         searcher = index.searcher()
         num_docs = searcher.num_docs

@@ -38,7 +38,7 @@ import xxhash
 from trawl.archive.textstore import decode_record
 from trawl.errors import StorageError
 from trawl.index.layout import SHARDS_FILE, volume_dir, volume_dirs, volume_number
-from trawl.index.lexicon import MAX_WORDS, LexiconWriter
+from trawl.index.lexicon import MAX_WORDS, LexiconWriter, NewWords
 from trawl.index.schema import (
     IndexFormatError,
     body_field,
@@ -305,7 +305,7 @@ class Indexer(PageIndex):
         """Add ``docs`` (replacing earlier versions) and commit; returns the opstamp."""
         started = time.perf_counter()
         w = self._writer
-        found: list[tuple[str, set[str]]] = []  # each document's words new to the lexicon
+        found = NewWords()  # the documents' words new to the lexicon
         urls: list[str] = []
         keys: list[str] = []
         for doc in docs:
@@ -323,7 +323,7 @@ class Indexer(PageIndex):
             head = ascii_split(title) if body is not None and title.isascii() else None
             w.add_document(_document(doc, code, title, stems.body(text, body), stems))
             parts = None if head is None or body is None else (head, body)
-            found.append((code, self._lexicon.words(f"{title}\n{text}", parts)))
+            found.add(code, self._lexicon.words(f"{title}\n{text}", parts))
         # Made once, for the open volume's terms file and the closed volumes' filters.
         hashes = term_hashes(urls, keys) if urls and (self._terms or self._closed) else None
         if hashes is not None and self._terms:  # before the commit: all it may hold
@@ -334,7 +334,7 @@ class Indexer(PageIndex):
             self._closed.retire(urls, keys, hashes)  # their copies in closed volumes
         if self._volume_docs and held >= self._volume_docs:
             self._next_volume()
-        self.stats.documents += len(found)
+        self.stats.documents += found.documents
         self.stats.seconds += time.perf_counter() - started
         return opstamp
 
