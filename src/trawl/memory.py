@@ -25,12 +25,12 @@ from __future__ import annotations
 import ctypes
 import functools
 import sys
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from trawl.errors import ConfigError
+from trawl.ticker import Ticker
 
 __all__ = [
     "FETCH_RESERVE",
@@ -229,30 +229,21 @@ class Trimmer:
         trim_heap: Callable[[], bool] = trim,
         wait: Callable[[float], bool] | None = None,
     ) -> None:
-        self._every = every
         self._trim = trim_heap
-        self._stopped = threading.Event()
-        # ``wait(seconds)`` is True when stopped: the thread's only clock (a fake in tests).
-        self._wait = wait if wait is not None else self._stopped.wait
-        self._thread: threading.Thread | None = None
+        self._ticker = Ticker(self._once, every, name="trawl-trim", wait=wait)
         self.trims = 0
         self.cpu = 0.0  # CPU seconds the trims took
 
     def start(self) -> None:
-        if self._thread is None and not self._stopped.is_set():
-            self._thread = threading.Thread(target=self._run, name="trawl-trim", daemon=True)
-            self._thread.start()
+        self._ticker.start()
 
     def stop(self) -> None:
         """No more trims; returns once the thread has ended (at most one trim's wait)."""
-        self._stopped.set()
-        if self._thread is not None:
-            self._thread.join()
-            self._thread = None
+        self._ticker.stop()
 
-    def _run(self) -> None:
-        while not self._wait(self._every) and not self._stopped.is_set():
-            started = time.thread_time()
-            self._trim()
-            self.cpu += time.thread_time() - started
-            self.trims += 1
+    def _once(self) -> bool:
+        started = time.thread_time()
+        self._trim()
+        self.cpu += time.thread_time() - started
+        self.trims += 1
+        return True

@@ -24,6 +24,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "trawl.urls",
         "trawl.logs",
         "trawl.ranking",
+        "trawl.ticker",
         "trawl.memory",
     ),
     ("trawl.config", "trawl.config_load", "trawl.rules"),

@@ -24,9 +24,10 @@ import errno
 import functools
 import logging
 import sys
-import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
+
+from trawl.ticker import Ticker
 
 __all__ = ["MappedPages", "file_rss", "mappings", "page_out"]
 
@@ -104,14 +105,12 @@ class MappedPages:
     ) -> None:
         self._prefix = str(directory.resolve()) + "/"
         self._limit = limit
-        self._every = every
         self._resident = resident
         self._mapped = mapped
         self._advise = advise
         self._base = resident()
         self._off = False  # the kernel cannot page out: nothing more to do
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
+        self._ticker = Ticker(self._tick, every, name="trawl-pageout")
         self.paged_out = 0  # page-outs made
 
     def check(self) -> bool:
@@ -135,20 +134,15 @@ class MappedPages:
         return True
 
     def start(self) -> None:
-        if self._thread is None:
-            self._thread = threading.Thread(target=self._run, name="trawl-pageout", daemon=True)
-            self._thread.start()
+        self._ticker.start()
 
     def stop(self) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join()
-            self._thread = None
+        self._ticker.stop()
 
-    def _run(self) -> None:
-        while not self._stop.wait(self._every):
-            try:
-                self.check()
-            except Exception:  # never the crawl's end: the pages stay, that is all
-                log.exception("paging out the index's mapped files failed")
-                return
+    def _tick(self) -> bool:
+        try:
+            self.check()
+        except Exception:  # never the crawl's end: the pages stay, that is all
+            log.exception("paging out the index's mapped files failed")
+            return False
+        return True
