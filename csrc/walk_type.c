@@ -42,21 +42,15 @@ packed(const uint64_t *count)
     return _PyLong_FromByteArray(bytes, sizeof(bytes), 1, 0);
 }
 
-typedef enum { F_PARENT, F_END, F_FLAGS, F_INHERITED, F_WEIGHT, F_CHARS, F_LINKS } int_field;
-
+/* A list of the n int64 values found stride bytes apart from first: a field of every
+ * element (elem_ints), or a line array (stride 8). */
 static PyObject *
-int_list(const walk_state *st, int_field f)
+int_list(const char *first, size_t stride, Py_ssize_t n)
 {
-    PyObject *list = PyList_New(st->n);
-    for (Py_ssize_t i = 0; list != NULL && i < st->n; i++) {
-        const elem *e = &st->el[i];
-        int64_t v = f == F_PARENT      ? e->parent
-                  : f == F_END       ? e->end
-                  : f == F_FLAGS     ? e->flags
-                  : f == F_INHERITED ? e->inherited
-                  : f == F_WEIGHT    ? e->weight
-                  : f == F_CHARS     ? e->chars
-                                     : e->links;
+    PyObject *list = PyList_New(n);
+    for (Py_ssize_t i = 0; list != NULL && i < n; i++) {
+        int64_t v;
+        memcpy(&v, first + (size_t)i * stride, sizeof(v));
         PyObject *o = PyLong_FromLongLong(v);
         if (o == NULL)
             Py_CLEAR(list);
@@ -66,19 +60,9 @@ int_list(const walk_state *st, int_field f)
     return list;
 }
 
-static PyObject *
-line_list(const int64_t *values, Py_ssize_t n)
-{
-    PyObject *list = PyList_New(n);
-    for (Py_ssize_t i = 0; list != NULL && i < n; i++) {
-        PyObject *o = PyLong_FromLongLong(values[i]);
-        if (o == NULL)
-            Py_CLEAR(list);
-        else
-            PyList_SET_ITEM(list, i, o);
-    }
-    return list;
-}
+#define elem_ints(st, field)                                                                \
+    int_list((st)->n ? (const char *)&(st)->el->field : NULL, sizeof(elem), (st)->n)
+#define line_ints(st, array) int_list((const char *)(st)->array, sizeof(int64_t), (st)->nlines)
 
 /* The Dom's lists, in its fields' order: (tag, parent, end, flags, inherited, weight,
  * signature, chars, link_chars, counts, line_text, line_owner, line_links). */
@@ -103,12 +87,10 @@ dom_lists(walk_state *st)
         PyList_SET_ITEM(tags, i, Py_NewRef(e->tag));
         PyList_SET_ITEM(sigs, i, Py_NewRef(e->sig ? e->sig : st->w->empty));
     }
-    return Py_BuildValue("(NNNNNNNNNNONN)", tags, int_list(st, F_PARENT), int_list(st, F_END),
-                         int_list(st, F_FLAGS), int_list(st, F_INHERITED),
-                         int_list(st, F_WEIGHT), sigs, int_list(st, F_CHARS),
-                         int_list(st, F_LINKS), counts, st->line_text,
-                         line_list(st->line_owner, st->nlines),
-                         line_list(st->line_links, st->nlines));
+    return Py_BuildValue("(NNNNNNNNNNONN)", tags, elem_ints(st, parent), elem_ints(st, end),
+                         elem_ints(st, flags), elem_ints(st, inherited), elem_ints(st, weight),
+                         sigs, elem_ints(st, chars), elem_ints(st, links), counts,
+                         st->line_text, line_ints(st, line_owner), line_ints(st, line_links));
 fail:
     Py_XDECREF(tags);
     Py_XDECREF(sigs);
