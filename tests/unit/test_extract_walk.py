@@ -37,12 +37,13 @@ BOUNDS = (250_000, 40, 5, 1, 0)
 def _walker() -> object:
     walk = _extract_walk._WALK
     assert walk is not None, "trawl._native is built but the C walk is not in use"
+    assert walk.walker is not None, "trawl._native is built but the C walk is not in use"
     return walk.walker
 
 
 def _c_walk(start: LexborNode, bound: int) -> Dom:
     walk = _extract_walk._WALK
-    assert walk is not None
+    assert walk is not None and walk.walker is not None
     lists = walk.walker.walk(start.mem_id, bound, {}, {})
     assert lists is not None, "the C walk handed the page back to Python"
     return Dom(*lists)
@@ -62,6 +63,7 @@ def test_the_c_walk_is_in_use() -> None:
     walk = _extract_walk._WALK
     assert walk is not None, "trawl._native is built but the C walk is not in use"
     walker = walk.walker
+    assert walker is not None, "trawl._native is built but the C walk is not in use"
     before = walker.walks
     extract("<html><body><p>One paragraph of text.</p></body></html>")
     assert walker.walks == before + 1
@@ -96,15 +98,19 @@ def test_extract_is_the_same_with_the_python_walk(monkeypatch: pytest.MonkeyPatc
     pages += [_hostile(random.Random(seed)) for seed in range(40)]
     pages += [gzip.decompress(p.read_bytes()) for p in _benchmark_pages()]
     with_c = [extract(body) for body in pages]
-    monkeypatch.setattr(_extract_walk, "_WALK", None)
+    monkeypatch.setattr(_extract_walk, "_WALK", _extract_walk._Walk(None))  # Python only
     assert [extract(body) for body in pages] == with_c
 
 
-def test_verdicts_kept_across_pages_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("in_c", [True, False])
+def test_verdicts_kept_across_pages_are_bounded(
+    monkeypatch: pytest.MonkeyPatch, in_c: bool
+) -> None:
     walk = _extract_walk._WALK
     assert walk is not None
     monkeypatch.setattr(_extract_walk, "_CACHED", 5)
-    kept = _extract_walk._Walk(walk.walker)
+    walker = walk.walker if in_c else None  # the Python walk keeps them alike
+    kept = _extract_walk._Walk(walker)
     sizes: list[int] = []
     for seed in range(30):
         html, _ = decode_html(_hostile(random.Random(seed)), content_type=None)
@@ -113,7 +119,7 @@ def test_verdicts_kept_across_pages_are_bounded(monkeypatch: pytest.MonkeyPatch)
         assert start is not None
         # Kept verdicts or not, the page's Dom is the Python walk's.
         assert kept(start, 250_000) == walk_python(start, max_elements=250_000)
-        alone = _extract_walk._Walk(walk.walker)
+        alone = _extract_walk._Walk(walker)
         alone(start, 250_000)
         size = max(kept.cached())
         # At most the bound before the page, plus what the page itself adds.

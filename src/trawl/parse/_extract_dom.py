@@ -147,8 +147,15 @@ def _flush(dom: Dom, pieces: list[str], owner: int, links: int, in_pre: bool) ->
         dom.link_chars[owner] += charged
 
 
-def walk_python(start: LexborNode, *, max_elements: int) -> Dom:
-    """Walk the subtree under ``start`` (normally ``<body>``) into a ``Dom``.
+def walk_python(
+    start: LexborNode,
+    *,
+    max_elements: int,
+    verdicts: dict[str, tuple[bool, int, int]] | None = None,
+    token_cache: dict[str, int] | None = None,
+) -> Dom:
+    """Walk the subtree under ``start`` (normally ``<body>``) into a ``Dom``
+    (``verdicts``, ``token_cache``: class verdicts kept from other pages, if any).
 
     The reference walk: ``_extract_walk.walk`` runs the same in C when it can
     (``trawl._native.DomWalker``, which must give an equal ``Dom``).
@@ -162,8 +169,8 @@ def walk_python(start: LexborNode, *, max_elements: int) -> Dom:
         dom.counts,
     )
     # Class strings and their tokens repeat within a page: judge each once.
-    verdicts: dict[str, tuple[bool, int, int]] = {}
-    token_cache: dict[str, int] = {}
+    verdicts = {} if verdicts is None else verdicts
+    token_cache = {} if token_cache is None else token_cache
     pieces: list[str] = []
     link_len = 0
     in_link = 0

@@ -139,39 +139,36 @@ _CACHED = 10_000
 
 
 class _Walk:
-    """The C walker with its verdict caches (emptied when one passes ``_CACHED``)."""
+    """Every page's walk in this process: in C with ``walker`` (else, and for a page
+    the C walk hands back, in Python), the class verdicts kept across pages by both
+    (emptied when one passes ``_CACHED``)."""
 
-    def __init__(self, walker: _native.DomWalker) -> None:
+    def __init__(self, walker: _native.DomWalker | None) -> None:
         self.walker = walker
         self._verdicts: dict[str, tuple[bool, int, int]] = {}
         self._tokens: dict[str, int] = {}
 
-    def __call__(self, start: LexborNode, max_elements: int) -> Dom | None:
-        if len(self._verdicts) > _CACHED or len(self._tokens) > _CACHED:
-            self._verdicts.clear()
-            self._tokens.clear()
-        # ``start`` holds its tree alive for the call.
-        lists = self.walker.walk(start.mem_id, max_elements, self._verdicts, self._tokens)
-        return None if lists is None else Dom(*lists)
+    def __call__(self, start: LexborNode, max_elements: int) -> Dom:
+        verdicts, tokens = self._verdicts, self._tokens
+        if len(verdicts) > _CACHED or len(tokens) > _CACHED:
+            verdicts.clear()
+            tokens.clear()
+        if self.walker is not None:
+            # ``start`` holds its tree alive for the call.
+            lists = self.walker.walk(start.mem_id, max_elements, verdicts, tokens)
+            if lists is not None:
+                return Dom(*lists)
+        return walk_python(start, max_elements=max_elements, verdicts=verdicts, token_cache=tokens)
 
     def cached(self) -> tuple[int, int]:
         """Signatures and tokens whose verdicts are kept."""
         return len(self._verdicts), len(self._tokens)
 
 
-def _chosen() -> _Walk | None:
-    walker = native_walker()
-    return None if walker is None else _Walk(walker)
-
-
 # Chosen once per process: the tables and the probe do not change.
-_WALK = _chosen()
+_WALK = _Walk(native_walker())
 
 
 def walk(start: LexborNode, *, max_elements: int) -> Dom:
     """Walk the subtree under ``start`` (normally ``<body>``) into a ``Dom``."""
-    if _WALK is not None:
-        dom = _WALK(start, max_elements)
-        if dom is not None:
-            return dom
-    return walk_python(start, max_elements=max_elements)
+    return _WALK(start, max_elements)
