@@ -17,6 +17,13 @@ static PyMethodDef methods[] = {
     {"ascii_words", native_ascii_words, METH_O,
      "ascii_words(text) -> bytes | None: the ASCII bytes of ' '.join(text.split()), "
      "None when text is not ASCII."},
+    {"article_lines", native_article_lines, METH_VARARGS,
+     "article_lines(dom, tag_codes, strip_unlikely, weight_classes, clean_conditionally) "
+     "-> list[int] | None: trawl.parse._extract_score.article_lines_python in C (see "
+     "csrc/score.c), or None when the Dom holds something it does not reproduce."},
+    {"score_constants", native_score_constants, METH_NOARGS,
+     "score_constants() -> dict[str, int]: the flags, counters, thresholds and tag-code "
+     "bits csrc/score.c assumes (the tests compare them with the Python's)."},
     {NULL, NULL, 0, NULL},
 };
 

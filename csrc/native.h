@@ -16,6 +16,10 @@ PyObject *native_is_collapsed(PyObject *module, PyObject *arg);
 int native_collapsed(PyObject *text);
 PyObject *native_ascii_words(PyObject *module, PyObject *arg);
 
+/* score.c: the extractor's scoring (score.h) */
+PyObject *native_article_lines(PyObject *module, PyObject *args);
+PyObject *native_score_constants(PyObject *module, PyObject *unused);
+
 /* terms.c: the Tokens and Terms types, added to the module. */
 int native_add_terms(PyObject *module);
 

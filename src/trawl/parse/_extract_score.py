@@ -8,6 +8,10 @@ that look like link lists, forms or image galleries are dropped.
 
 Every step here is a pass over arrays the walk built, so the cost is linear in the
 number of elements and lines; nothing touches the DOM again.
+
+``article_lines_python`` is the reference; ``article_lines`` runs the same in C when
+``trawl._native`` is built (``csrc/score.c``, which must return the same lines for
+every Dom: it hands a Dom it does not reproduce back to Python).
 """
 
 from __future__ import annotations
@@ -28,6 +32,11 @@ from trawl.parse._extract_dom import (
     Dom,
 )
 from trawl.parse._extract_signals import HEADING_TAGS, SCORED_TAGS
+
+try:
+    from trawl import _native
+except ImportError:  # pragma: no cover - not built (no C compiler): the Python scoring
+    _native = None  # type: ignore[assignment]
 
 _TAG_BONUS = {
     "div": 5,
@@ -282,8 +291,47 @@ def removed_ranges(
     return out
 
 
+# The C scorer's view of a tag: the bits of the sets it is in, plus its bonus times 256
+# (the bits are csrc/score.h's; the tests compare them).
+NATIVE_SCORED, NATIVE_HEADING, NATIVE_CLEANED, NATIVE_LIST, NATIVE_P = 1, 2, 4, 8, 16
+
+
+def native_tag_codes() -> dict[str, int]:
+    """Tag -> code for ``trawl._native.article_lines`` (a tag not here has code 0)."""
+    codes: dict[str, int] = {}
+    for tag in SCORED_TAGS | HEADING_TAGS | _CLEANED_TAGS | _TAG_BONUS.keys() | {"p"}:
+        bits = (
+            (NATIVE_SCORED if tag in SCORED_TAGS else 0)
+            | (NATIVE_HEADING if tag in HEADING_TAGS else 0)
+            | (NATIVE_CLEANED if tag in _CLEANED_TAGS else 0)
+            | (NATIVE_LIST if tag in ("ul", "ol", "dl") else 0)
+            | (NATIVE_P if tag == "p" else 0)
+        )
+        codes[tag] = bits + 256 * _TAG_BONUS.get(tag, 0)
+    return codes
+
+
+_TAG_CODES = native_tag_codes()
+
+
 def article_lines(dom: Dom, options: Options) -> list[int]:
-    """Indices of the lines that make the article, in document order."""
+    """Indices of the lines that make the article, in document order: in C when it
+    is built (and takes the Dom), else ``article_lines_python``."""
+    if _native is not None:
+        lines = _native.article_lines(
+            dom,
+            _TAG_CODES,
+            options.strip_unlikely,
+            options.weight_classes,
+            options.clean_conditionally,
+        )
+        if lines is not None:
+            return lines
+    return article_lines_python(dom, options)
+
+
+def article_lines_python(dom: Dom, options: Options) -> list[int]:
+    """Indices of the lines that make the article, in document order (the reference)."""
     scores = score(dom, options)
     if not scores:
         return []
