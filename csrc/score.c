@@ -73,8 +73,8 @@ score_tag(scorer *s, Py_ssize_t i, long *code)
     return 0;
 }
 
-static int
-owner_of(scorer *s, Py_ssize_t line, Py_ssize_t *out)
+int
+score_owner(scorer *s, Py_ssize_t line, Py_ssize_t *out)
 {
     int64_t v;
     if (score_item(s->line_owner, line, &v) < 0 || v < 0 || v >= s->n)
@@ -106,57 +106,6 @@ commas(PyObject *text)
     return found;
 }
 
-/* _SENTENCE_END.search(text): a "." followed by a space, the end, or a "\n" that ends
- * the text (where "$" also matches). */
-static int
-sentence_end(PyObject *text)
-{
-    Py_ssize_t n = PyUnicode_GET_LENGTH(text);
-    int kind = PyUnicode_KIND(text);
-    const void *data = PyUnicode_DATA(text);
-    for (Py_ssize_t i = 0; i < n; i++) {
-        if (PyUnicode_READ(kind, data, i) != '.')
-            continue;
-        if (i + 1 == n)
-            return 1;
-        Py_UCS4 next = PyUnicode_READ(kind, data, i + 1);
-        if (next == ' ' || (next == '\n' && i + 2 == n))
-            return 1;
-    }
-    return 0;
-}
-
-/* The bounds [*lo, *hi) of text.strip() */
-static void
-stripped(PyObject *text, Py_ssize_t *lo, Py_ssize_t *hi)
-{
-    Py_ssize_t a = 0, b = PyUnicode_GET_LENGTH(text);
-    int kind = PyUnicode_KIND(text);
-    const void *data = PyUnicode_DATA(text);
-    while (a < b && Py_UNICODE_ISSPACE(PyUnicode_READ(kind, data, a)))
-        a++;
-    while (b > a && Py_UNICODE_ISSPACE(PyUnicode_READ(kind, data, b - 1)))
-        b--;
-    *lo = a;
-    *hi = b;
-}
-
-/* x.strip() == y[ylo:yhi] */
-static int
-same_stripped(PyObject *x, PyObject *y, Py_ssize_t ylo, Py_ssize_t yhi)
-{
-    Py_ssize_t lo, hi;
-    stripped(x, &lo, &hi);
-    if (hi - lo != yhi - ylo)
-        return 0;
-    int xk = PyUnicode_KIND(x), yk = PyUnicode_KIND(y);
-    const void *xd = PyUnicode_DATA(x), *yd = PyUnicode_DATA(y);
-    for (Py_ssize_t i = 0; i < hi - lo; i++)
-        if (PyUnicode_READ(xk, xd, lo + i) != PyUnicode_READ(yk, yd, ylo + i))
-            return 0;
-    return 1;
-}
-
 /* _own_text, then score(dom, options): the scores in s->s_el / s->s_val. */
 static int
 score(scorer *s)
@@ -166,7 +115,7 @@ score(scorer *s)
         PyObject *text = PyList_GET_ITEM(s->line_text, line);
         Py_ssize_t owner;
         int64_t inherited;
-        if (!PyUnicode_CheckExact(text) || owner_of(s, line, &owner) < 0
+        if (!PyUnicode_CheckExact(text) || score_owner(s, line, &owner) < 0
             || score_item(s->inherited, owner, &inherited) < 0)
             return S_BAIL;
         if (inherited & mask)
@@ -228,214 +177,6 @@ score(scorer *s)
     return 0;
 }
 
-/* _children(dom, index) into out (NULL: only counted, up to limit); their number. */
-static Py_ssize_t
-children(scorer *s, Py_ssize_t index, Py_ssize_t *out, Py_ssize_t limit)
-{
-    Py_ssize_t child = index + 1, stop, count = 0;
-    if (score_end(s, index, &stop) < 0)
-        return S_BAIL;
-    while (child < stop && count < limit) {
-        if (out != NULL)
-            out[count] = child;
-        count++;
-        if (score_end(s, child, &child) < 0)
-            return S_BAIL;
-    }
-    return count;
-}
-
-static double
-score_of(const scorer *s, Py_ssize_t index, double missing)
-{
-    return s->slot[index] >= 0 ? s->s_val[s->slot[index]] : missing;
-}
-
-/* The rivals of choose(): of the scores of at least 0.75 * top_score but top's, the
- * five best by a stable sort (ties in insertion order), best first, into r; how many. */
-static Py_ssize_t
-rivals(const scorer *s, Py_ssize_t top, double top_score, Py_ssize_t r[MAX_RIVALS])
-{
-    Py_ssize_t nr = 0;
-    for (Py_ssize_t j = 0; j < s->ns; j++) {
-        double v = s->s_val[j];
-        if (s->s_el[j] == top || !(v >= 0.75 * top_score))
-            continue;
-        Py_ssize_t at = nr;
-        while (at > 0 && s->s_val[s->slot[r[at - 1]]] < v)
-            at--;
-        if (at == MAX_RIVALS)
-            continue;
-        if (nr < MAX_RIVALS)
-            nr++;
-        memmove(r + at + 1, r + at, (size_t)(nr - 1 - at) * sizeof(*r));
-        r[at] = s->s_el[j];
-    }
-    return nr;
-}
-
-/* choose(dom, scores, top, skip_flags=...): the ranges into out (n slots), their
- * number, or an error code. sib: n slots of scratch. */
-static Py_ssize_t
-choose(scorer *s, Py_ssize_t top, Py_ssize_t *out, Py_ssize_t *sib)
-{
-    double top_score = s->s_val[s->slot[top]];
-    Py_ssize_t r[MAX_RIVALS], nr = rivals(s, top, top_score, r), ancestor, end, p;
-    if (nr >= MIN_RIVALS) {
-        if (score_parent(s, top, &ancestor) < 0)
-            return S_BAIL;
-        while (ancestor > 0) {
-            int inside = 0;
-            if (score_end(s, ancestor, &end) < 0)
-                return S_BAIL;
-            for (Py_ssize_t i = 0; i < nr; i++)
-                inside += ancestor < r[i] && r[i] < end;
-            if (inside >= MIN_RIVALS) {
-                top = ancestor;
-                break;
-            }
-            if (score_parent(s, ancestor, &ancestor) < 0)
-                return S_BAIL;
-        }
-    }
-    double last = score_of(s, top, 0.0);
-    if (score_parent(s, top, &ancestor) < 0)
-        return S_BAIL;
-    while (ancestor > 0) {
-        if (s->slot[ancestor] >= 0) {
-            double v = s->s_val[s->slot[ancestor]];
-            if (v < last / 3)
-                break;
-            if (v > last) {
-                top = ancestor;
-                break;
-            }
-            last = v;
-        }
-        if (score_parent(s, ancestor, &ancestor) < 0)
-            return S_BAIL;
-    }
-    for (;;) {
-        if (score_parent(s, top, &p) < 0)
-            return S_BAIL;
-        Py_ssize_t count = p > 0 ? children(s, p, NULL, 2) : 0;
-        if (count < 0)
-            return count;
-        if (count != 1)
-            break;
-        top = p;
-    }
-    top_score = score_of(s, top, top_score);
-    if (p < 0) {
-        out[0] = top;
-        return 1;
-    }
-    double threshold = top_score * 0.2 > 10.0 ? top_score * 0.2 : 10.0;
-    PyObject *top_sig = PyList_GET_ITEM(s->signature, top);
-    if (!PyUnicode_CheckExact(top_sig))
-        return S_BAIL;
-    Py_ssize_t lo, hi, nout = 0, nsib = children(s, p, sib, s->n);
-    stripped(top_sig, &lo, &hi);
-    if (nsib < 0)
-        return nsib;
-    double *inner = NULL;           /* _best_inside, computed on first need */
-    unsigned char *sentence = NULL; /* per element: 1 a sibling, 2 also a sentence's */
-    Py_ssize_t rc = 0;
-    for (Py_ssize_t i = 0; rc == 0 && i < nsib; i++) {
-        Py_ssize_t sibling = sib[i];
-        int64_t flags, length, links;
-        long code;
-        double value;
-        if (sibling == top) {
-            out[nout++] = sibling;
-            continue;
-        }
-        if (score_item(s->flags, sibling, &flags) < 0) {
-            rc = S_BAIL;
-            break;
-        }
-        if (flags & (s->strip_unlikely ? F_BOILERPLATE | F_UNLIKELY : F_BOILERPLATE))
-            continue;
-        PyObject *sig = PyList_GET_ITEM(s->signature, sibling);
-        if (!PyUnicode_CheckExact(sig)) {
-            rc = S_BAIL;
-            break;
-        }
-        if (hi > lo && same_stripped(sig, top_sig, lo, hi)) {
-            if (inner == NULL) {
-                inner = PyMem_Malloc((size_t)nsib * sizeof(double));
-                if (inner == NULL) {
-                    PyErr_NoMemory();
-                    rc = S_ERROR;
-                    break;
-                }
-                for (Py_ssize_t k = 0; k < nsib; k++)
-                    inner[k] = score_of(s, sib[k], 0.0);
-                for (Py_ssize_t j = 0; j < s->ns; j++) {
-                    /* bisect_right(siblings, candidate) - 1 */
-                    Py_ssize_t c = s->s_el[j], a = 0, b = nsib;
-                    while (a < b) {
-                        Py_ssize_t mid = (a + b) / 2;
-                        if (c < sib[mid])
-                            b = mid;
-                        else
-                            a = mid + 1;
-                    }
-                    if (a - 1 >= 0 && score_end(s, sib[a - 1], &end) == 0 && c < end
-                        && s->s_val[j] > inner[a - 1])
-                        inner[a - 1] = s->s_val[j];
-                }
-            }
-            value = inner[i] + top_score * 0.2;
-        }
-        else
-            value = score_of(s, sibling, 0.0);
-        if (value >= threshold) {
-            out[nout++] = sibling;
-            continue;
-        }
-        if (flags != 0)
-            continue;
-        if ((rc = score_tag(s, sibling, &code)) < 0 || (rc = score_end(s, sibling, &end)) < 0)
-            break;
-        if (!((code & T_P) || end == sibling + 1))
-            continue;
-        if (score_item(s->chars, sibling, &length) < 0
-            || score_item(s->links, sibling, &links) < 0) {
-            rc = S_BAIL;
-            break;
-        }
-        double density = (double)links / (double)(length > 1 ? length : 1);
-        if (length > 80 && density < 0.25)
-            out[nout++] = sibling;
-        else if (0 < length && length <= 80 && density == 0) {
-            if (sentence == NULL) {
-                sentence = PyMem_Calloc((size_t)s->n, 1);
-                if (sentence == NULL) {
-                    PyErr_NoMemory();
-                    rc = S_ERROR;
-                    break;
-                }
-                for (Py_ssize_t k = 0; k < nsib; k++)
-                    sentence[sib[k]] = 1;
-                for (Py_ssize_t line = 0; rc == 0 && line < s->nlines; line++) {
-                    Py_ssize_t owner;
-                    if (owner_of(s, line, &owner) < 0)
-                        rc = S_BAIL;
-                    else if (sentence[owner]
-                             && sentence_end(PyList_GET_ITEM(s->line_text, line)))
-                        sentence[owner] = 2;
-                }
-            }
-            if (rc == 0 && sentence[sibling] == 2)
-                out[nout++] = sibling;
-        }
-    }
-    PyMem_Free(inner);
-    PyMem_Free(sentence);
-    return rc < 0 ? rc : nout;
-}
-
 /* The final sweep of article_lines: the lines inside ranges and outside removed. */
 static PyObject *
 kept_lines(scorer *s, const Py_ssize_t *ranges, Py_ssize_t nranges, const Py_ssize_t *removed,
@@ -445,7 +186,7 @@ kept_lines(scorer *s, const Py_ssize_t *ranges, Py_ssize_t nranges, const Py_ssi
     Py_ssize_t r = 0, d = 0, end;
     for (Py_ssize_t line = 0; keep != NULL && line < s->nlines; line++) {
         Py_ssize_t owner;
-        if (owner_of(s, line, &owner) < 0)
+        if (score_owner(s, line, &owner) < 0)
             goto bail;
         for (; r < nranges; r++) {
             if (score_end(s, ranges[r], &end) < 0)
@@ -490,7 +231,7 @@ article_lines(scorer *s, Py_ssize_t *ranges, Py_ssize_t *removed)
                 best = j;
         best = s->s_el[best];
         /* choose's scratch for the siblings: o_el, done with once scored */
-        nranges = choose(s, best, ranges, s->o_el);
+        nranges = score_choose(s, best, ranges, s->o_el);
         if (nranges < 0)
             rc = (int)nranges;
     }

@@ -1,5 +1,5 @@
 /* The extractor's scoring in C (trawl.parse._extract_score.article_lines_python, whose
- * Python is the reference): shared declarations of score.c and score_clean.c. */
+ * Python is the reference): shared declarations of score.c, score_choose.c and score_clean.c. */
 #ifndef TRAWL_SCORE_H
 #define TRAWL_SCORE_H
 
@@ -57,6 +57,11 @@ int score_item(PyObject *list, Py_ssize_t i, int64_t *out);
 int score_parent(scorer *s, Py_ssize_t i, Py_ssize_t *out);
 int score_end(scorer *s, Py_ssize_t i, Py_ssize_t *out);
 int score_tag(scorer *s, Py_ssize_t i, long *code);
+int score_owner(scorer *s, Py_ssize_t line, Py_ssize_t *out);
+
+/* score_choose.c: choose(dom, scores, top, skip_flags=...): the ranges into out (n
+ * slots), their number, or an error code; sib: n slots of scratch. */
+Py_ssize_t score_choose(scorer *s, Py_ssize_t top, Py_ssize_t *out, Py_ssize_t *sib);
 
 /* score_clean.c: removed_ranges into out (at most n), *nout set. */
 int score_removed(scorer *s, const Py_ssize_t *ranges, Py_ssize_t nranges, Py_ssize_t best,
