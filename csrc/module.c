@@ -21,6 +21,10 @@ static PyMethodDef methods[] = {
      "article_lines(dom, tag_codes, strip_unlikely, weight_classes, clean_conditionally) "
      "-> list[int] | None: trawl.parse._extract_score.article_lines_python in C (see "
      "csrc/score.c), or None when the Dom holds something it does not reproduce."},
+    {"article_scores", native_article_scores, METH_VARARGS,
+     "article_scores(dom, tag_codes, strip_unlikely, weight_classes, clean_conditionally) "
+     "-> list[tuple[int, float]] | None: the C's score(dom, options).items(), in their "
+     "order (for the tests)."},
     {"score_constants", native_score_constants, METH_NOARGS,
      "score_constants() -> dict[str, int]: the flags, counters, thresholds and tag-code "
      "bits csrc/score.c assumes (the tests compare them with the Python's)."},

@@ -18,6 +18,7 @@ PyObject *native_ascii_words(PyObject *module, PyObject *arg);
 
 /* score.c: the extractor's scoring (score.h) */
 PyObject *native_article_lines(PyObject *module, PyObject *args);
+PyObject *native_article_scores(PyObject *module, PyObject *args);
 PyObject *native_score_constants(PyObject *module, PyObject *unused);
 
 /* terms.c: the Tokens and Terms types, added to the module. */

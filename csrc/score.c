@@ -262,8 +262,30 @@ dom_list(PyObject *dom, const char *name, Py_ssize_t *n, PyObject **held)
     return list;
 }
 
-PyObject *
-native_article_lines(PyObject *module, PyObject *args)
+/* score(dom, options).items() as a list of (element, score) pairs (a new reference, or
+ * None): for the tests, which compare each double and the insertion order. */
+static PyObject *
+scores_list(scorer *s)
+{
+    int rc = score(s);
+    if (rc == S_BAIL)
+        return Py_NewRef(Py_None);
+    if (rc < 0)
+        return NULL;
+    PyObject *out = PyList_New(s->ns);
+    for (Py_ssize_t j = 0; out != NULL && j < s->ns; j++) {
+        PyObject *pair = Py_BuildValue("(nd)", s->s_el[j], s->s_val[j]);
+        if (pair == NULL)
+            Py_CLEAR(out);
+        else
+            PyList_SET_ITEM(out, j, pair);
+    }
+    return out;
+}
+
+/* article_lines(dom, ...), or with scores_only the scores (scores_list). */
+static PyObject *
+run(PyObject *args, int scores_only)
 {
     static const char *names[] = {"tag", "parent", "end", "flags", "inherited", "weight",
                                   "signature", "chars", "link_chars", "counts",
@@ -312,12 +334,24 @@ native_article_lines(PyObject *module, PyObject *args)
         s.slot[i] = s.own[i] = -1;
         s.code[i] = T_UNKNOWN;
     }
-    out = article_lines(&s, ranges, removed);
+    out = scores_only ? scores_list(&s) : article_lines(&s, ranges, removed);
     PyMem_Free(block);
 done:
     for (int i = 0; i < NLISTS; i++)
         Py_XDECREF(held[i]);
     return out;
+}
+
+PyObject *
+native_article_lines(PyObject *module, PyObject *args)
+{
+    return run(args, 0);
+}
+
+PyObject *
+native_article_scores(PyObject *module, PyObject *args)
+{
+    return run(args, 1);
 }
 
 PyObject *

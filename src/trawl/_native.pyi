@@ -15,6 +15,13 @@ def article_lines(
     weight_classes: bool,
     clean_conditionally: bool,
 ) -> list[int] | None: ...
+def article_scores(
+    dom: Any,
+    tag_codes: dict[str, int],
+    strip_unlikely: bool,
+    weight_classes: bool,
+    clean_conditionally: bool,
+) -> list[tuple[int, float]] | None: ...
 def score_constants() -> dict[str, int]: ...
 
 class Tokens:
