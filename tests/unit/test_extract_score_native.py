@@ -241,9 +241,11 @@ _CLEANED = [
 
 @pytest.mark.parametrize("block", _CLEANED)
 def test_cleaning(block: str) -> None:
-    article = f"<article><div>{_P * 3}</div>{block}<div>{_P * 2}</div></article>"
-    for dom in _doms(parse_html(f"<body><nav>n</nav>{article}<div>{block}</div></body>")):
-        _assert_same(dom)
+    inside = f"<article><div>{_P * 3}{block}{_P * 2}</div></article>"
+    beside = f"<article><div>{_P * 3}</div>{block}<div>{_P * 2}</div></article>"
+    for article in (inside, beside):
+        for dom in _doms(parse_html(f"<body><nav>n</nav>{article}<div>{block}</div></body>")):
+            _assert_same(dom)
 
 
 @pytest.mark.parametrize(
