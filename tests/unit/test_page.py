@@ -251,3 +251,38 @@ def test_link_graph_of_a_nofollow_page_holds_every_link_unfollowed() -> None:
     out = parse_page(page(html), ParseOptions(link_graph=True, max_links=1))
     assert out.links == ()
     assert out.unfollowed == (("http://a.test/n", "one"),)  # as capped as followed links
+
+
+def test_parse_jobs_and_results_pickle_as_their_fields() -> None:
+    from dataclasses import dataclass, field
+
+    import pytest
+
+    from trawl.dedup.minhash import MinHasher
+    from trawl.parse._pickle import by_fields
+    from trawl.parse.page import PageInput, ParsedPage, ParseOptions
+
+    job = PageInput(url="http://a.test/", headers=(("a", "b"),), body=b"<p>x", rendered=True)
+    options = ParseOptions(near=MinHasher(perms=64, bands=16), link_graph=True, max_tags=9)
+    page = parse_page(PageInput(url="http://a.test/", headers=(), body=b"<p>x, y.</p>"), options)
+    page = ParsedPage(**{**{f: getattr(page, f) for f in page.__slots__}, "meta": {"k": "v"}})
+    for value in (job, options, page):
+        again = pickle.loads(pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
+        assert again == value and type(again) is type(value)
+        assert value.__reduce__()[0] is type(value)  # by_fields, not dataclass state
+
+    @by_fields
+    @dataclass(frozen=True, slots=True)
+    class One:
+        x: int
+
+    made, values = One(3).__reduce__()
+    assert made is One and values == (3,)
+
+    with pytest.raises(TypeError):
+
+        @by_fields
+        @dataclass
+        class Hidden:
+            x: int
+            y: int = field(init=False, default=0)

@@ -18,6 +18,7 @@ from trawl import urls
 from trawl.dedup.minhash import MinHasher, Signature
 from trawl.errors import UrlError
 from trawl.parse import directives, tdm
+from trawl.parse._pickle import by_fields
 from trawl.parse.charset import decode_page
 from trawl.parse.extract import extract_from_tree, parse_markup
 from trawl.parse.language import identify
@@ -37,6 +38,7 @@ _LINK_RELS = frozenset({"canonical", "alternate", "next", "prev", "previous"})
 ANCHOR_CHARS = 100  # anchor text kept per link for the link graph
 
 
+@by_fields
 @dataclass(frozen=True, slots=True)
 class ParseOptions:
     """What the crawl asks of the parser."""
@@ -52,6 +54,7 @@ class ParseOptions:
     link_graph: bool = False  # keep anchor texts, and the links not followed
 
 
+@by_fields
 @dataclass(frozen=True, slots=True)
 class PageInput:
     """What a parse worker gets: the final URL, the response headers, the decoded body.
@@ -68,6 +71,7 @@ class PageInput:
     rendered: bool = False
 
 
+@by_fields
 @dataclass(frozen=True, slots=True)
 class ParsedPage:
     url: str
