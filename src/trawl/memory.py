@@ -14,10 +14,15 @@ MB each, some 370 MB in all at 10,000 pages, most of it free. ``MALLOC_ARENAS`` 
 instead: the threads share them, and what one frees another reuses. glibc's mmap
 threshold rises with every large block freed (up to 32 MiB), after which page bodies
 and tantivy's 1 MiB arena pages come from the heap and leave holes in it when freed:
-``MMAP_THRESHOLD`` fixed keeps blocks from 256 KiB up in mappings of their own, given
-back when freed (measured at 30,000 pages: 70 MB less). What Python frees below it stays
-in glibc's free lists, resident: ``Trimmer`` gives it back every ``MemoryLimits.trim``
-seconds from a thread of its own (``malloc_trim``: some 1.5 ms in a crawl of 200 MB).
+``MMAP_THRESHOLD`` fixed keeps blocks from 512 KiB up in mappings of their own, given
+back when freed (measured at 30,000 pages: 70 MB less). Not from 256 KiB: ISA-L's
+deflate state at level 2 (some 300 KB, one per gzip member, three members a page) then
+got a fresh mapping each time, 23 us of page faults a member against 3 from the heap.
+Fixing the threshold also fixes glibc's trim threshold (128 KiB): ``TRIM_THRESHOLD``
+keeps a freed block of that size at the heap's top for the next one. What Python frees
+below the mmap threshold stays in glibc's free lists, resident: ``Trimmer`` gives it
+back every ``MemoryLimits.trim`` seconds from a thread of its own (``malloc_trim``: some
+1.5 ms in a crawl of 200 MB).
 """
 
 from __future__ import annotations
@@ -38,6 +43,7 @@ __all__ = [
     "MALLOC_ARENAS",
     "MMAP_THRESHOLD",
     "TRIM_EVERY",
+    "TRIM_THRESHOLD",
     "WORKER_MMAP_THRESHOLD",
     "MemoryLimits",
     "PageBytes",
@@ -49,7 +55,8 @@ __all__ = [
 
 _MIB = 1024 * 1024
 MALLOC_ARENAS = 2  # glibc malloc arenas of a crawl process (the main heap and one more)
-MMAP_THRESHOLD = 256 * 1024  # blocks this large and larger: a mapping of their own
+MMAP_THRESHOLD = 512 * 1024  # blocks this large and larger: a mapping of their own
+TRIM_THRESHOLD = 1024 * 1024  # free memory at the heap's top given back past this
 # A parse worker holds one page at a time: its blocks stay in its heap (glibc's own
 # ceiling), where a mapping a block cost it up to a third more CPU (mmap, munmap and
 # the page faults of a DOM's every large block, page after page).
@@ -61,7 +68,8 @@ TRIM_EVERY = 0.5  # seconds between two trims of the heap by a running crawl (1.
 # busy elsewhere, and the response's and connection's objects. Measured: 512 fetches
 # under way rather than 200 cost 25 to 30 MB more (a web of 40 KB pages).
 FETCH_RESERVE = 64 * 1024
-_M_MMAP_THRESHOLD = -3  # mallopt's parameters (malloc.h)
+_M_TRIM_THRESHOLD = -1  # mallopt's parameters (malloc.h)
+_M_MMAP_THRESHOLD = -3
 _M_ARENA_MAX = -8
 _TANTIVY_LEAST_HEAP = 15 * _MIB  # tantivy refuses less indexing heap per thread
 
@@ -199,14 +207,20 @@ def _libc() -> ctypes.CDLL | None:
     return libc if hasattr(libc, "mallopt") and hasattr(libc, "malloc_trim") else None
 
 
-def limit_arenas(arenas: int = MALLOC_ARENAS, mmap_threshold: int = MMAP_THRESHOLD) -> bool:
-    """Cap glibc's malloc arenas for this process and fix its mmap threshold (before
-    its threads start: an arena made is never unmade). False where there is no glibc."""
+def limit_arenas(
+    arenas: int = MALLOC_ARENAS,
+    mmap_threshold: int = MMAP_THRESHOLD,
+    trim_threshold: int = TRIM_THRESHOLD,
+) -> bool:
+    """Cap glibc's malloc arenas for this process and fix its mmap and trim thresholds
+    (before its threads start: an arena made is never unmade). False where there is no
+    glibc."""
     libc = _libc()
     if libc is None:
         return False
     capped = libc.mallopt(_M_ARENA_MAX, arenas) == 1
-    return bool(capped and libc.mallopt(_M_MMAP_THRESHOLD, mmap_threshold) == 1)
+    fixed = libc.mallopt(_M_MMAP_THRESHOLD, mmap_threshold) == 1
+    return bool(capped and fixed and libc.mallopt(_M_TRIM_THRESHOLD, trim_threshold) == 1)
 
 
 def trim() -> bool:

@@ -150,3 +150,31 @@ def test_a_parse_worker_keeps_its_blocks_in_its_heap(monkeypatch: pytest.MonkeyP
         signal.signal(signal.SIGINT, previous)
     assert asked == [memory.WORKER_MMAP_THRESHOLD]
     assert memory.WORKER_MMAP_THRESHOLD > memory.MMAP_THRESHOLD
+
+
+_FAULTS = """
+import resource
+from trawl import memory
+memory.limit_arenas()
+from trawl.archive.gz import gzip_member
+data = b"hello world, " * 3300
+for _ in range(10):
+    gzip_member(data)
+before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+for _ in range(200):
+    gzip_member(data)
+print((resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before) / 200)
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc only")
+def test_a_gzip_member_reuses_the_heap_under_the_crawls_malloc_settings() -> None:
+    # ISA-L's deflate state (some 300 KB a member) under the mmap threshold, and kept at
+    # the heap's top by the trim threshold: no page faults a member (at 256 KiB, 18).
+    import subprocess
+
+    out = subprocess.run(
+        [sys.executable, "-c", _FAULTS], capture_output=True, text=True, check=True
+    ).stdout
+    assert float(out) < 1.0, out
+    assert memory.MMAP_THRESHOLD > 256 * 1024 and memory.TRIM_THRESHOLD >= memory.MMAP_THRESHOLD
