@@ -25,6 +25,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "trawl.logs",
         "trawl.ranking",
         "trawl.ticker",
+        "trawl.pickling",
         "trawl.memory",
     ),
     ("trawl.config", "trawl.config_load", "trawl.rules"),

@@ -259,14 +259,24 @@ def test_parse_jobs_and_results_pickle_as_their_fields() -> None:
     import pytest
 
     from trawl.dedup.minhash import MinHasher
-    from trawl.parse._pickle import by_fields
     from trawl.parse.page import PageInput, ParsedPage, ParseOptions
+    from trawl.pickling import by_fields
 
     job = PageInput(url="http://a.test/", headers=(("a", "b"),), body=b"<p>x", rendered=True)
     options = ParseOptions(near=MinHasher(perms=64, bands=16), link_graph=True, max_tags=9)
     page = parse_page(PageInput(url="http://a.test/", headers=(), body=b"<p>x, y.</p>"), options)
     page = ParsedPage(**{**{f: getattr(page, f) for f in page.__slots__}, "meta": {"k": "v"}})
-    for value in (job, options, page):
+    quality = parse_page(
+        PageInput(
+            url="http://a.test/",
+            headers=(),
+            body=b'<meta name="tdm-reservation" content="1"><p>Some words here.</p>',
+        ),
+        ParseOptions(quality=True),
+    )
+    assert quality.quality is not None and quality.tdm is not None
+    nested = (quality, quality.quality, quality.tdm, options.near)
+    for value in (job, options, page, *nested):
         again = pickle.loads(pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
         assert again == value and type(again) is type(value)
         assert value.__reduce__()[0] is type(value)  # by_fields, not dataclass state

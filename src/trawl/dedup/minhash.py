@@ -39,6 +39,7 @@ import numpy.typing as npt
 import xxhash
 
 from trawl.dedup.shingles import shingle_hashes, token_bytes, tokens
+from trawl.pickling import by_fields
 
 try:
     from trawl import _native as _minhash
@@ -79,6 +80,9 @@ def _operands(perms: int, seed: int) -> tuple[npt.NDArray[np.uint64], npt.NDArra
     return whole[0], whole[1]
 
 
+# It rides with every parse job to the workers: its settings only (the coefficients are
+# derived again, once per worker).
+@by_fields
 @dataclass(frozen=True, slots=True)
 class MinHasher:
     """The signature scheme: shingle size, permutations, banding, verification threshold."""
@@ -95,18 +99,6 @@ class MinHasher:
             raise ValueError("perms must be a positive multiple of bands")
         if not 0.0 < self.threshold <= 1.0:
             raise ValueError("threshold must be in (0, 1]")
-
-    def __reduce__(self) -> tuple[type[MinHasher], tuple[int, int, int, float, int, bool]]:
-        # The hasher rides with every parse job to the workers: send the settings only
-        # (the coefficients are derived again, once per worker).
-        return MinHasher, (
-            self.shingle,
-            self.perms,
-            self.bands,
-            self.threshold,
-            self.seed,
-            self.native,
-        )
 
     @property
     def rows(self) -> int:

@@ -18,12 +18,12 @@ from trawl import urls
 from trawl.dedup.minhash import MinHasher, Signature
 from trawl.errors import UrlError
 from trawl.parse import directives, tdm
-from trawl.parse._pickle import by_fields
 from trawl.parse.charset import decode_page
 from trawl.parse.extract import extract_from_tree, parse_markup
 from trawl.parse.language import identify
 from trawl.parse.quality import QualitySignals, quality_signals
 from trawl.parse.tdm import TdmDecision
+from trawl.pickling import by_fields
 
 try:
     from trawl import _native

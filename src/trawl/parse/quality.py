@@ -20,6 +20,7 @@ from dataclasses import asdict, dataclass, fields
 from itertools import filterfalse
 
 from trawl.dedup.shingles import tokens
+from trawl.pickling import by_fields
 
 __all__ = ["GOPHER_STOP_WORDS", "QualitySignals", "quality_signals"]
 
@@ -32,6 +33,7 @@ _ELLIPSIS = ("...", "\u2026")
 _BULLETS = ("\u2022", "-", "*", "\u2023", "\u25aa", "\u25cf", "\u00b7", "\u2013", "\u2014")
 
 
+@by_fields
 @dataclass(frozen=True, slots=True)
 class QualitySignals:
     """Per-document signals; shares are in [0, 1], 0 for an empty text."""

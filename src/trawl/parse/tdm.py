@@ -30,6 +30,7 @@ from dataclasses import dataclass
 
 import orjson
 
+from trawl.pickling import by_fields
 from trawl.rules import glob_matches, normalize_rule, request_target
 
 __all__ = [
@@ -49,6 +50,7 @@ MAX_RULES = 10_000
 _MAX_POLICY_CHARS = 2_000
 
 
+@by_fields
 @dataclass(frozen=True, slots=True)
 class TdmDecision:
     """Whether TDM rights are reserved, the policy URL if any, and where it was said.

@@ -1,6 +1,7 @@
-"""Parse jobs and results pickled as their fields' values, not as dataclass state.
+"""Dataclasses pickled as their fields' values, not as dataclass state.
 
-Every page crosses to a parse worker and back as pickles (``parse/pool.py``). A slots
+Every page crosses to a parse worker and back as pickles (``parse/pool.py``): the job,
+the crawl's parse options (and their ``MinHasher``), the result and what it holds. A slots
 dataclass pickles through ``dataclasses``' own ``__getstate__``/``__setstate__``,
 which call ``fields()`` and loop in Python on both sides: 13 us a round trip for a
 ``PageInput`` or a ``ParseOptions``, 6 with ``by_fields`` (measured, a 48 KB body).
