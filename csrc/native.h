@@ -16,6 +16,9 @@ PyObject *native_is_collapsed(PyObject *module, PyObject *arg);
 int native_collapsed(PyObject *text);
 PyObject *native_ascii_words(PyObject *module, PyObject *arg);
 
+/* walk_text.c: the bounds of text.strip() (the walk's and the scorer's) */
+void text_strip_bounds(PyObject *text, Py_ssize_t *lo, Py_ssize_t *hi);
+
 /* score.c: the extractor's scoring (score.h) */
 PyObject *native_article_lines(PyObject *module, PyObject *args);
 PyObject *native_article_scores(PyObject *module, PyObject *args);

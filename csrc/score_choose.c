@@ -24,27 +24,12 @@ sentence_end(PyObject *text)
     return 0;
 }
 
-/* The bounds [*lo, *hi) of text.strip() */
-static void
-stripped(PyObject *text, Py_ssize_t *lo, Py_ssize_t *hi)
-{
-    Py_ssize_t a = 0, b = PyUnicode_GET_LENGTH(text);
-    int kind = PyUnicode_KIND(text);
-    const void *data = PyUnicode_DATA(text);
-    while (a < b && Py_UNICODE_ISSPACE(PyUnicode_READ(kind, data, a)))
-        a++;
-    while (b > a && Py_UNICODE_ISSPACE(PyUnicode_READ(kind, data, b - 1)))
-        b--;
-    *lo = a;
-    *hi = b;
-}
-
 /* x.strip() == y[ylo:yhi] */
 static int
 same_stripped(PyObject *x, PyObject *y, Py_ssize_t ylo, Py_ssize_t yhi)
 {
     Py_ssize_t lo, hi;
-    stripped(x, &lo, &hi);
+    text_strip_bounds(x, &lo, &hi);
     if (hi - lo != yhi - ylo)
         return 0;
     int xk = PyUnicode_KIND(x), yk = PyUnicode_KIND(y);
@@ -223,7 +208,7 @@ score_choose(scorer *s, Py_ssize_t top, Py_ssize_t *out, Py_ssize_t *sib)
     PyObject *top_sig = PyList_GET_ITEM(s->signature, top);
     if (!PyUnicode_CheckExact(top_sig))
         return S_BAIL;
-    stripped(top_sig, &lo, &hi);
+    text_strip_bounds(top_sig, &lo, &hi);
     Py_ssize_t nsib = children(s, p, sib, s->n);
     if (nsib < 0)
         return nsib;

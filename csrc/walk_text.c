@@ -17,9 +17,9 @@ text_isspace(PyObject *text)
     return 1;
 }
 
-/* len(text.strip()) */
-Py_ssize_t
-text_stripped_len(PyObject *text)
+/* The bounds [*lo, *hi) of text.strip() (the scorer's too: score_choose.c) */
+void
+text_strip_bounds(PyObject *text, Py_ssize_t *lo, Py_ssize_t *hi)
 {
     Py_ssize_t start = 0, end = PyUnicode_GET_LENGTH(text);
     int kind = PyUnicode_KIND(text);
@@ -28,7 +28,17 @@ text_stripped_len(PyObject *text)
         start++;
     while (end > start && Py_UNICODE_ISSPACE(PyUnicode_READ(kind, data, end - 1)))
         end--;
-    return end - start;
+    *lo = start;
+    *hi = end;
+}
+
+/* len(text.strip()) */
+Py_ssize_t
+text_stripped_len(PyObject *text)
+{
+    Py_ssize_t lo, hi;
+    text_strip_bounds(text, &lo, &hi);
+    return hi - lo;
 }
 
 /* " ".join(text.split()), a new reference. */
