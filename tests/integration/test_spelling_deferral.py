@@ -6,6 +6,13 @@ Two hosts of the web, each linking every page under a ``ref``, a ``sessionid`` (
 linking page), an /amp/ copy and a /print/ or index.html copy besides the clean URL.
 The parse stage runs in a worker process, as it does by default: the fetch stage
 races ahead of it, and every spelling fetched before its rule is learned is a copy.
+
+On a web this small the copies are mostly the rules' teachers (some 40 of 191 pages,
+with or without deferral), so whether one crawl fetches a copy or two fewer than the
+other is timing. What deferral reliably changes is the order: a page is fetched under
+its own URL first, its spellings after. The test asserts that, and that deferral
+fetches no more copies than a small slack; the fewer copies a crawl of some size
+saves are measured by ``bench/bench_urlhygiene.py`` (docs/architecture.md).
 """
 
 from __future__ import annotations
@@ -21,6 +28,7 @@ import sys
 import time
 from collections import Counter
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from trawl.config import CrawlConfig, Timeouts
@@ -55,10 +63,20 @@ def _config(data: Path, srv: SpellingWebServer, *, defer: bool) -> CrawlConfig:
     )
 
 
-def _fetches(data: Path, *, defer: bool) -> tuple[Counter[str | None], dict[str, int]]:
-    """The pages the web served with 200 (page -> answers), and the crawl's counters."""
+@dataclass(frozen=True)
+class _Fetched:
+    ok: Counter[str | None]  # page -> 200 answers (None: a 404's URL answered 200)
+    respelled_first: int  # pages whose first 200 came under another spelling
 
-    async def go() -> Counter[str | None]:
+    @property
+    def copies(self) -> int:
+        return sum(self.ok.values()) - len(self.ok)
+
+
+def _fetches(data: Path, *, defer: bool) -> tuple[_Fetched, dict[str, int]]:
+    """What the web served with 200, and the crawl's counters."""
+
+    async def go() -> _Fetched:
         async with SpellingWebServer(WEB, log=True) as srv:
             crawl = Crawl(_config(data, srv, defer=defer))
             try:
@@ -66,33 +84,45 @@ def _fetches(data: Path, *, defer: bool) -> tuple[Counter[str | None], dict[str,
             finally:
                 crawl.close()
             assert srv.log is not None
-            return Counter(
-                WEB.page_of(f"http://{r.host}:{srv.port}{r.target}")
-                for r in srv.log
-                if r.status == 200 and r.path != "/robots.txt"
-            )
+            ok: Counter[str | None] = Counter()
+            respelled = 0
+            for r in srv.log:
+                if r.status != 200 or r.path == "/robots.txt":
+                    continue
+                page = WEB.page_of(f"http://{r.host}:{srv.port}{r.target}")
+                respelled += page not in ok and page != f"{r.host}{r.target}"
+                ok[page] += 1
+            return _Fetched(ok, respelled)
 
-    ok = asyncio.run(go())
+    fetched = asyncio.run(go())
     reader = open_reader(data)
     try:
         counters = reader.stats().counters
     finally:
         reader.close()
-    return ok, counters
+    return fetched, counters
 
 
-def test_deferral_fetches_fewer_copies_and_misses_no_page(tmp_path: Path) -> None:
+def test_deferral_fetches_pages_before_their_spellings_and_misses_no_page(
+    tmp_path: Path,
+) -> None:
     plain, _ = _fetches(tmp_path / "plain", defer=False)
     deferred, counters = _fetches(tmp_path / "deferred", defer=True)
-    for ok in (plain, deferred):
-        assert WANTED - set(ok) == set(), "distinct pages never fetched"
-        assert None not in ok
-    per_page = {
-        name: sum(ok.values()) / len(WANTED)
-        for name, ok in (("plain", plain), ("deferred", deferred))
-    }
-    print("200s per distinct page:", per_page)
-    assert per_page["deferred"] < per_page["plain"], per_page
+    for f in (plain, deferred):
+        assert WANTED - set(f.ok) == set(), "distinct pages never fetched"
+        assert None not in f.ok
+    print(
+        "pages first fetched under a spelling, plain/deferred:",
+        plain.respelled_first,
+        deferred.respelled_first,
+        "copies:",
+        plain.copies,
+        deferred.copies,
+    )
+    # Measured over 26 pairs (two at a time on 2 cores too): plain 24-31, deferred 7-15.
+    assert deferred.respelled_first <= 0.8 * plain.respelled_first
+    # Copies: plain 40-62, deferred 37-43; a few more copies is timing, not a fault.
+    assert deferred.copies <= plain.copies + len(WANTED) // 20
     assert counters["equivalence:deferred"] > 0
     assert counters["equivalence:skipped"] > 0
 
