@@ -28,6 +28,10 @@ parse, a gzip member (ISA-L at the WARC's level, and zlib), a pycld2 detection, 
 tantivy add, an orjson dump, a UTF-8 decode, an aiohttp GET of the same URLs on the
 same nginx. A stage far above its floor is where trawl's own code costs.
 
+Then a second crawl of the same web, not under py-spy, times each SQLite statement of
+the crawl process (``bench/_sqlstats.py``; ``--skip-sql``: not): SQLite is one stage of
+the profile, and this says which statements make it.
+
 Figures are printed, never asserted. Pass ``--raw FILE --measured FILE --pages-count
 N`` to re-analyse an earlier run's py-spy output without crawling.
 """
@@ -53,6 +57,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run as a script
 
 from bench import bench_crawl
+from bench._sqlstats import sql_profile
 
 # -- where a sample belongs ------------------------------------------------------------
 
@@ -479,6 +484,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--floor-pages", type=int, default=1000, help="bodies and texts for floors")
     p.add_argument("--out", type=Path, help="work here (default: a temp dir)")
     p.add_argument("--keep", action="store_true", help="keep the web and outputs")
+    p.add_argument(
+        "--skip-sql", action="store_true", help="no second crawl timing each SQLite statement"
+    )
     p.add_argument("--raw", type=Path, help="analyse this py-spy output (no crawl)")
     p.add_argument("--measured", type=Path, help="with --raw: its measure.json")
     p.add_argument("--pages-count", type=int, help="with --raw: pages of that crawl")
@@ -499,7 +507,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             stats, _ = bench_crawl.trawl_stats(data)
             pages = int(stats["http statuses"].get("200", 0))
             floor = floors(data, web.port, args.floor_pages)
-        report(raw, json.loads(measured_file.read_text()), pages, floor)
+            report(raw, json.loads(measured_file.read_text()), pages, floor)
+            if not args.skip_sql:
+                sql_profile(web, work)
     finally:
         if args.keep:
             print(f"\nkept {work}")
