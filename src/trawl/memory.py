@@ -218,9 +218,14 @@ def limit_arenas(
     libc = _libc()
     if libc is None:
         return False
-    capped = libc.mallopt(_M_ARENA_MAX, arenas) == 1
-    fixed = libc.mallopt(_M_MMAP_THRESHOLD, mmap_threshold) == 1
-    return bool(capped and fixed and libc.mallopt(_M_TRIM_THRESHOLD, trim_threshold) == 1)
+    # Each asked whatever another answered: a threshold is worth having on its own.
+    asked = (
+        (_M_ARENA_MAX, arenas),
+        (_M_MMAP_THRESHOLD, mmap_threshold),
+        (_M_TRIM_THRESHOLD, trim_threshold),
+    )
+    took = [libc.mallopt(param, value) == 1 for param, value in asked]
+    return all(took)
 
 
 def trim() -> bool:

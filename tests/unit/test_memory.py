@@ -78,9 +78,30 @@ def test_default_period_is_the_documented_bound() -> None:
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc only")
 def test_glibc_calls_answer() -> None:
-    # Returns whether glibc took them; on a glibc Linux both do (trim may free nothing).
-    assert memory.limit_arenas(memory.MALLOC_ARENAS, memory.MMAP_THRESHOLD) in (True, False)
+    # Returns whether glibc took them; on a glibc Linux it takes all three settings
+    # (trim may free nothing).
+    took = memory.limit_arenas(memory.MALLOC_ARENAS, memory.MMAP_THRESHOLD)
+    assert took is (memory._libc() is not None)
     assert memory.trim() in (True, False)
+
+
+def test_every_malloc_setting_is_asked_even_if_one_is_refused(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    calls: list[tuple[int, int]] = []
+
+    class Libc:
+        def mallopt(self, param: int, value: int) -> int:
+            calls.append((param, value))
+            return 0 if param == memory._M_ARENA_MAX else 1  # the arena cap refused
+
+    monkeypatch.setattr(memory, "_libc", lambda: Libc())
+    assert memory.limit_arenas(2, 1 << 20, 1 << 21) is False
+    assert calls == [
+        (memory._M_ARENA_MAX, 2),
+        (memory._M_MMAP_THRESHOLD, 1 << 20),
+        (memory._M_TRIM_THRESHOLD, 1 << 21),
+    ]
 
 
 def test_limits_are_checked() -> None:
@@ -132,8 +153,8 @@ def test_the_memory_table_of_a_config_file(tmp_path: Path) -> None:
 
 
 def test_a_parse_worker_keeps_its_blocks_in_its_heap(monkeypatch: pytest.MonkeyPatch) -> None:
-    # The crawl process's fixed 256 KiB mmap threshold cost a parse worker up to a
-    # third more CPU (a mapping for every large block of every page's DOM).
+    # The crawl process's fixed mmap threshold (256 KiB then, 512 now) cost a parse
+    # worker up to a third more CPU (a mapping for every large block of every page's DOM).
     from trawl.parse import worker
 
     asked: list[int] = []
