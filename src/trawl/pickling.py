@@ -22,8 +22,9 @@ T = TypeVar("T")
 def by_fields(cls: type[T]) -> type[T]:
     """Make a dataclass pickle as ``cls(*values)``: every field must be an ``__init__``
     argument, in order (a ``__post_init__`` runs again when unpickled)."""
-    names = [f.name for f in fields(cls)]  # type: ignore[arg-type]
-    if any(not f.init for f in fields(cls)):  # type: ignore[arg-type]
+    declared = fields(cls)  # type: ignore[arg-type]
+    names = [f.name for f in declared]
+    if any(not f.init for f in declared):
         raise TypeError(f"{cls.__name__}: a field outside __init__ cannot be pickled so")
     values: Callable[[Any], tuple[Any, ...]]
     if len(names) == 1:
