@@ -77,7 +77,8 @@ async def test_seeds_limits_and_delay_reach_the_running_crawl_then_delete(
                     assert (await r.json())["revision"] == 2
 
                 doc = await wait_state(s, url, {"finished", "failed"})
-                assert doc["state"] == "finished" and doc["stopped"] == "max pages", doc
+                assert doc["state"] == "finished", (doc.get("error"), doc.get("stopped"))
+                assert doc["stopped"] == "max pages", doc
                 # Five pages at 1 s would have ended it: the new limit was in force.
                 assert doc["progress"]["fetched"] == 12
                 spec = doc["spec"]

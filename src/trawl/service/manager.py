@@ -76,6 +76,8 @@ class CrawlManager:
         self._python = python or sys.executable
         self.politeness_dir = politeness_dir
         self._children: dict[str, _Child] = {}
+        # Crawls whose process is being started (``_spawn`` awaits it): alive too.
+        self._starting: set[str] = set()
         self._spec_lock = asyncio.Lock()  # one revision of a spec at a time
         self._closing = False
         # Whether this process manages the crawls (``start`` was called); a standby
@@ -101,12 +103,15 @@ class CrawlManager:
 
     def status(self, crawl_id: str) -> str:
         desired = str(self.state(crawl_id).get("desired"))
-        if desired in LIVE and self.managing and crawl_id not in self._children:
+        if desired in LIVE and self.managing and not self._alive(crawl_id):
             return "failed"  # wanted alive, but nothing runs it (it could not start)
         return desired
 
     def running(self) -> int:
-        return len(self._children)
+        return len(self._children.keys() | self._starting)
+
+    def _alive(self, crawl_id: str) -> bool:
+        return crawl_id in self._children or crawl_id in self._starting
 
     # -- lifecycle -----------------------------------------------------------------
 
@@ -160,11 +165,16 @@ class CrawlManager:
             )
         crawl_id = time.strftime("%Y%m%d-%H%M%S", time.gmtime()) + "-" + secrets.token_hex(3)
         directory = self.root / crawl_id
-        directory.mkdir(parents=True)
-        write_json_atomic(directory / STATE_FILE, {"desired": "running", "created": time.time()})
-        write_json_atomic(directory / SPEC_FILE, spec)  # last: it makes the crawl visible
-        log.info("crawl created", extra={"crawl": crawl_id, "seeds": len(spec["seeds"])})
-        await self._spawn(crawl_id)
+        self._starting.add(crawl_id)  # before it is visible: not "failed" while it starts
+        try:
+            directory.mkdir(parents=True)
+            state = {"desired": "running", "created": time.time()}
+            write_json_atomic(directory / STATE_FILE, state)
+            write_json_atomic(directory / SPEC_FILE, spec)  # last: it makes the crawl visible
+            log.info("crawl created", extra={"crawl": crawl_id, "seeds": len(spec["seeds"])})
+            await self._spawn(crawl_id)
+        finally:
+            self._starting.discard(crawl_id)
         return crawl_id
 
     async def pause(self, crawl_id: str) -> None:
@@ -179,11 +189,18 @@ class CrawlManager:
         if status in ("finished", "stopping"):
             raise CrawlConflictError(f"the crawl is {status}; it cannot resume")
         (self.root / crawl_id / PAUSE_FILE).unlink(missing_ok=True)
-        self._set(crawl_id, desired="running", error=None)
-        if crawl_id not in self._children:  # failed: start it again from its state
-            if self.running() >= self.max_running:
-                raise TooManyCrawlsError(f"{self.running()} crawls are running")
+        if self._alive(crawl_id):
+            self._set(crawl_id, desired="running", error=None)
+            return
+        # Failed: start it again from its state, if there is room (else it stays failed).
+        if self.running() >= self.max_running:
+            raise TooManyCrawlsError(f"{self.running()} crawls are running")
+        self._starting.add(crawl_id)
+        try:
+            self._set(crawl_id, desired="running", error=None)
             await self._spawn(crawl_id)
+        finally:
+            self._starting.discard(crawl_id)
 
     async def stop(self, crawl_id: str) -> None:
         status = self.status(crawl_id)
@@ -217,7 +234,7 @@ class CrawlManager:
     async def delete(self, crawl_id: str) -> None:
         """Remove a crawl that has ended, with all its data."""
         status = self.status(crawl_id)
-        if status not in ("finished", "failed") or crawl_id in self._children:
+        if status not in ("finished", "failed") or self._alive(crawl_id):
             raise CrawlConflictError(f"the crawl is {status}; stop it before deleting it")
         directory = self.root / crawl_id
         if lock_held(directory):
@@ -236,6 +253,13 @@ class CrawlManager:
         write_json_atomic(path, state)
 
     async def _spawn(self, crawl_id: str) -> None:
+        self._starting.add(crawl_id)
+        try:
+            await self._start_process(crawl_id)
+        finally:
+            self._starting.discard(crawl_id)
+
+    async def _start_process(self, crawl_id: str) -> None:
         directory = self.root / crawl_id
         (directory / EXIT_FILE).unlink(missing_ok=True)
         with open(directory / LOG_FILE, "ab") as out:  # noqa: ASYNC230 - a local append
@@ -263,19 +287,22 @@ class CrawlManager:
             while lock_held(directory):  # noqa: ASYNC110 - not our child: nothing to await
                 await asyncio.sleep(0.5)
             rc = None
-        self._children.pop(crawl_id, None)
         end = read_json(directory / EXIT_FILE) or {}
         stopped = end.get("stopped")
         log.info("crawl process ended", extra={"crawl": crawl_id, "rc": rc, "stopped": stopped})
+        # The outcome is written before the child is forgotten: ``status`` (also read
+        # from the API's threads) takes a live crawl without a child for one that
+        # could not start, so the other order showed "failed" for a moment.
         if self._closing:
-            return  # the server is stopping: resume this crawl on its next start
-        if stopped in FINISHED_REASONS and rc in (0, None):
+            pass  # the server is stopping: resume this crawl on its next start
+        elif stopped in FINISHED_REASONS and rc in (0, None):
             wanted = self.state(crawl_id).get("desired")
             reason = "stopped by request" if wanted == "stopping" else stopped
             self._set(crawl_id, desired="finished", stopped=reason, finished=time.time())
         else:
             error = end.get("error") or f"the crawl process exited with {rc}: {_tail(directory)}"
             self._set(crawl_id, desired="failed", error=error, finished=time.time())
+        self._children.pop(crawl_id, None)
 
 
 def _tail(directory: Path, size: int = 600) -> str:
