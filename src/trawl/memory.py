@@ -109,6 +109,10 @@ class MemoryLimits:
     index_volume: int = 64_000
     # SQLite's page cache of the crawl database's connection.
     db_cache: int = 16 * _MIB
+    # Parsed robots.txt rules held (``fetch/robots_cache.py``: some 2 KB a small
+    # robots.txt, 7 bytes a byte of a large one); the least recently used beyond are
+    # parsed again from the store when next wanted. 8 MiB holds some 4,000 small ones.
+    robots: int = 8 * _MIB
     # Words held by the index's lexicon (typo correction; some 80 bytes a word).
     lexicon_words: int = 250_000
     # Recently parsed URLs whose pages URL equivalences are learned from (some 450
@@ -130,7 +134,7 @@ class MemoryLimits:
     trim: float = TRIM_EVERY
 
     def __post_init__(self) -> None:
-        counts = (self.pages, self.index_batch, self.index_mapped, self.db_cache)
+        counts = (self.pages, self.index_batch, self.index_mapped, self.db_cache, self.robots)
         if min(*counts, self.lexicon_words, self.equivalence_urls) <= 0:
             raise ConfigError("memory limits must be positive")
         if self.idle_connections < 0:

@@ -263,7 +263,12 @@ def fetch_stage(
         max_redirects=c.max_redirects,
         max_files=c.max_sitemaps_per_host,
     )
-    robots = RobotsCache(store.robots, retry_base=c.robots_retry_base, retry_cap=c.robots_retry_max)
+    robots = RobotsCache(
+        store.robots,
+        max_bytes=c.memory.robots,
+        retry_base=c.robots_retry_base,
+        retry_cap=c.robots_retry_max,
+    )
     if politeness is None:
         politeness = pacing(c, hosts)
     return FetchStage(

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import tracemalloc
 from pathlib import Path
 
-from trawl.fetch.robots import FetchOutcome
-from trawl.fetch.robots_cache import RobotsCache, origin_of
+import pytest
+
+from trawl.fetch.robots import FetchOutcome, rules_for_fetch
+from trawl.fetch.robots_cache import RobotsCache, origin_of, rules_bytes
 from trawl.storage.open import open_store
 
 T0 = 1_000_000.0
@@ -78,4 +81,65 @@ def test_long_outage_falls_back_to_last_good_copy(tmp_path: Path) -> None:
     assert later.outcome is FetchOutcome.PARSED
     assert later.is_allowed("/y", "trawl")
     assert not later.is_allowed("/x", "trawl")
+    store.close()
+
+
+def _big_robots(rules: int, tag: str) -> bytes:
+    lines = [b"User-agent: *"] + [f"Disallow: /{tag}/path{i}/*.php$".encode() for i in range(rules)]
+    return b"\n".join(lines) + b"\n"
+
+
+@pytest.mark.parametrize("rules", [1, 1_000])
+def test_the_estimate_of_what_rules_hold_is_near_what_they_hold(rules: int) -> None:
+    body = _big_robots(rules, "x")
+    tracemalloc.start()
+    try:
+        held = [rules_for_fetch(200, body, now=T0) for _ in range(4)]
+        for r in held:  # the matchers compiled, as the fetch stage's first check does
+            assert not r.is_allowed("/x/path0/a.php", "trawl")
+        size = tracemalloc.get_traced_memory()[0] / len(held)
+    finally:
+        tracemalloc.stop()
+    estimate = rules_bytes(held[0])
+    assert size / 2 < estimate < size * 2, (size, estimate)
+
+
+def test_hosts_with_huge_robots_files_are_held_within_the_budget(tmp_path: Path) -> None:
+    # An attacker's subdomains each serving a 500 KB robots.txt (some 3 MB of rules in
+    # memory each) must not grow the crawl process without bound: past its budget the
+    # cache forgets the least recently used, and reads them again from the store.
+    store = open_store(tmp_path)
+    budget = 512 * 1024
+    cache = RobotsCache(store.robots, max_bytes=budget)
+    origins = [f"http://h{i}.test" for i in range(20)]
+    tracemalloc.start()
+    try:
+        for i, origin in enumerate(origins):
+            rules = cache.record(origin, status=200, body=_big_robots(300, f"h{i}"), now=T0)
+            assert not rules.is_allowed(f"/h{i}/path7/a.php", "trawl")
+            assert cache.held_bytes <= budget
+            store.commit()  # the store's rows are written out, as the crawl's commits do
+        del rules
+        held = tracemalloc.get_traced_memory()[0]
+    finally:
+        tracemalloc.stop()
+    assert 1 < len(cache) < 20
+    assert held < 2 * budget, held
+    # Forgotten rules still hold: read again from the store.
+    first = cache.get(origins[0], T0 + 10)
+    assert first is not None and not first.is_allowed("/h0/path7/a.php", "trawl")
+    assert first.is_allowed("/h1/path7/a.php", "trawl")
+    store.close()
+
+
+def test_the_least_recently_used_rules_go_first(tmp_path: Path) -> None:
+    store = open_store(tmp_path)
+    body = b"User-agent: *\nDisallow: /p/\n"
+    cost = rules_bytes(rules_for_fetch(200, body, now=T0))
+    cache = RobotsCache(store.robots, max_bytes=3 * cost)
+    for name in "abc":
+        cache.record(f"http://{name}.test", status=200, body=body, now=T0)
+    assert cache.get("http://a.test", T0 + 1) is not None  # a: used again, so b is oldest
+    cache.record("http://d.test", status=200, body=body, now=T0)
+    assert list(cache._mem) == ["http://c.test", "http://a.test", "http://d.test"]
     store.close()
