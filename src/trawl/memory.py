@@ -110,9 +110,11 @@ class MemoryLimits:
     # SQLite's page cache of the crawl database's connection.
     db_cache: int = 16 * _MIB
     # Parsed robots.txt rules held (``fetch/robots_cache.py``: some 2 KB a small
-    # robots.txt, 7 bytes a byte of a large one); the least recently used beyond are
-    # parsed again from the store when next wanted. 8 MiB holds some 4,000 small ones.
-    robots: int = 8 * _MIB
+    # robots.txt, 8 bytes a byte of a large one); the least recently used beyond are
+    # parsed again from the store when next wanted. 16 MiB holds some 8,000 small ones
+    # (a crawl of 4,000 hosts asks each in turn: a smaller cache would parse them again
+    # and again).
+    robots: int = 16 * _MIB
     # Words held by the index's lexicon (typo correction; some 80 bytes a word).
     lexicon_words: int = 250_000
     # Recently parsed URLs whose pages URL equivalences are learned from (some 450
