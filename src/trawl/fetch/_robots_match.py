@@ -41,13 +41,9 @@ from trawl.rules import glob_matches, pattern_octets, split_pattern
 # chunks would stay alive there after the robots cache forgot the host's rules (2.9 MB
 # for 30 hosts of 500 rules, measured), and push the process's other patterns out.
 # So the regex compiler is called directly, uncached (``re._compiler``, Python 3.11+).
-_compile_regex = cast(
+_compile = cast(
     Callable[[str, int], "re.Pattern[str]"], importlib.import_module("re._compiler").compile
 )
-
-
-def _compile(source: str) -> re.Pattern[str]:
-    return _compile_regex(source, re.DOTALL)
 
 
 BUCKET = 3
@@ -112,7 +108,7 @@ class _Chunk:
         self._pending = False
         try:
             source = "|".join(f"({_regex(rule.pattern)})" for rule in self._rules)
-            self._match = _compile(source).match
+            self._match = _compile(source, re.DOTALL).match
         except (re.error, RecursionError, OverflowError, MemoryError):
             self._match = None  # beyond the regex engine: stay rule by rule
 

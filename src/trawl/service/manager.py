@@ -23,6 +23,7 @@ import shutil
 import signal
 import sys
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -165,16 +166,13 @@ class CrawlManager:
             )
         crawl_id = time.strftime("%Y%m%d-%H%M%S", time.gmtime()) + "-" + secrets.token_hex(3)
         directory = self.root / crawl_id
-        self._starting.add(crawl_id)  # before it is visible: not "failed" while it starts
-        try:
+        with self._launching(crawl_id):  # before it is visible: not "failed" while it starts
             directory.mkdir(parents=True)
             state = {"desired": "running", "created": time.time()}
             write_json_atomic(directory / STATE_FILE, state)
             write_json_atomic(directory / SPEC_FILE, spec)  # last: it makes the crawl visible
             log.info("crawl created", extra={"crawl": crawl_id, "seeds": len(spec["seeds"])})
             await self._spawn(crawl_id)
-        finally:
-            self._starting.discard(crawl_id)
         return crawl_id
 
     async def pause(self, crawl_id: str) -> None:
@@ -195,12 +193,9 @@ class CrawlManager:
         # Failed: start it again from its state, if there is room (else it stays failed).
         if self.running() >= self.max_running:
             raise TooManyCrawlsError(f"{self.running()} crawls are running")
-        self._starting.add(crawl_id)
-        try:
+        with self._launching(crawl_id):
             self._set(crawl_id, desired="running", error=None)
             await self._spawn(crawl_id)
-        finally:
-            self._starting.discard(crawl_id)
 
     async def stop(self, crawl_id: str) -> None:
         status = self.status(crawl_id)
@@ -252,12 +247,18 @@ class CrawlManager:
         state = {**(read_json(path) or {}), **changes, "changed": time.time()}
         write_json_atomic(path, state)
 
-    async def _spawn(self, crawl_id: str) -> None:
+    @contextlib.contextmanager
+    def _launching(self, crawl_id: str) -> Iterator[None]:
+        """The crawl counts as alive while its process is being started."""
         self._starting.add(crawl_id)
         try:
-            await self._start_process(crawl_id)
+            yield
         finally:
             self._starting.discard(crawl_id)
+
+    async def _spawn(self, crawl_id: str) -> None:
+        with self._launching(crawl_id):
+            await self._start_process(crawl_id)
 
     async def _start_process(self, crawl_id: str) -> None:
         directory = self.root / crawl_id
@@ -294,8 +295,9 @@ class CrawlManager:
         # from the API's threads) takes a live crawl without a child for one that
         # could not start, so the other order showed "failed" for a moment.
         if self._closing:
-            pass  # the server is stopping: resume this crawl on its next start
-        elif stopped in FINISHED_REASONS and rc in (0, None):
+            self._children.pop(crawl_id, None)
+            return  # the server is stopping: resume this crawl on its next start
+        if stopped in FINISHED_REASONS and rc in (0, None):
             wanted = self.state(crawl_id).get("desired")
             reason = "stopped by request" if wanted == "stopping" else stopped
             self._set(crawl_id, desired="finished", stopped=reason, finished=time.time())
