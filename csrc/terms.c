@@ -230,51 +230,27 @@ terms_missing(TermsObject *self, PyObject *arg)
     TokensObject *t = as_tokens(arg);
     if (t == NULL)
         return NULL;
+    const Py_ssize_t *first = tokens_first(t);
+    if (first == NULL)
+        return NULL;
     PyObject *out = PyList_New(0);
     if (out == NULL)
         return NULL;
-    /* Tokens listed already: indices into t, open addressing on their hashes. */
-    Py_ssize_t cap = 16;
-    while (cap < 2 * t->n)
-        cap *= 2;
-    Py_ssize_t *seen = NULL;
     for (Py_ssize_t k = 0; k < t->n; k++) {
+        if (first[k] != k)
+            continue; /* looked up at its first occurrence */
         const char *p = t->text + t->start[k];
         const Py_ssize_t len = t->size[k];
-        const uint64_t h = t->hash[k];
-        if (find_slot(self, p, len, h)->key != NULL)
+        if (find_slot(self, p, len, t->hash[k])->key != NULL)
             continue;
-        if (seen == NULL) {
-            seen = PyMem_Malloc((size_t)cap * sizeof(Py_ssize_t));
-            if (seen == NULL) {
-                Py_DECREF(out);
-                return PyErr_NoMemory();
-            }
-            memset(seen, 0xff, (size_t)cap * sizeof(Py_ssize_t)); /* -1: empty */
-        }
-        Py_ssize_t i = (Py_ssize_t)(h & (uint64_t)(cap - 1));
-        int listed = 0;
-        for (; seen[i] >= 0; i = (i + 1) & (cap - 1)) {
-            const Py_ssize_t j = seen[i];
-            if (t->hash[j] == h && t->size[j] == len &&
-                memcmp(t->text + t->start[j], p, (size_t)len) == 0) {
-                listed = 1;
-                break;
-            }
-        }
-        if (listed)
-            continue;
-        seen[i] = k;
         PyObject *b = PyBytes_FromStringAndSize(p, len);
         if (b == NULL || PyList_Append(out, b) < 0) {
             Py_XDECREF(b);
             Py_DECREF(out);
-            PyMem_Free(seen);
             return NULL;
         }
         Py_DECREF(b);
     }
-    PyMem_Free(seen);
     return out;
 }
 
@@ -285,11 +261,19 @@ terms_join(TermsObject *self, PyObject *arg)
     TokensObject *t = as_tokens(arg);
     if (t == NULL)
         return NULL;
+    const Py_ssize_t *first = tokens_first(t);
+    if (first == NULL)
+        return NULL;
     PyObject **values = PyMem_Malloc((size_t)(t->n ? t->n : 1) * sizeof(PyObject *));
     if (values == NULL)
         return PyErr_NoMemory();
     Py_ssize_t total = t->n ? t->n - 1 : 0;
     for (Py_ssize_t k = 0; k < t->n; k++) {
+        if (first[k] != k) { /* first[k] < k: its value found already */
+            values[k] = values[first[k]];
+            total += PyBytes_GET_SIZE(values[k]);
+            continue;
+        }
         Slot *s = find_slot(self, t->text + t->start[k], t->size[k], t->hash[k]);
         if (s->key == NULL || !PyBytes_Check(s->value)) {
             PyObject *b = PyBytes_FromStringAndSize(t->text + t->start[k], t->size[k]);

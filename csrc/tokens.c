@@ -33,6 +33,7 @@ tokens_free(TokensObject *self)
     PyMem_Free(self->start);
     PyMem_Free(self->size);
     PyMem_Free(self->hash);
+    PyMem_Free(self->first);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
@@ -82,6 +83,44 @@ tokens_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
     self->n = n;
     PyBuffer_Release(&data);
     return (PyObject *)self;
+}
+
+const Py_ssize_t *
+tokens_first(TokensObject *self)
+{
+    if (self->first != NULL)
+        return self->first;
+    const Py_ssize_t n = self->n;
+    Py_ssize_t cap = 16;
+    while (cap < 2 * n)
+        cap *= 2;
+    Py_ssize_t *first = PyMem_Malloc((size_t)(n ? n : 1) * sizeof(Py_ssize_t));
+    Py_ssize_t *table = PyMem_Malloc((size_t)cap * sizeof(Py_ssize_t));
+    if (first == NULL || table == NULL) {
+        PyMem_Free(first);
+        PyMem_Free(table);
+        PyErr_NoMemory();
+        return NULL;
+    }
+    memset(table, 0xff, (size_t)cap * sizeof(Py_ssize_t)); /* -1: empty */
+    const char *text = self->text;
+    const Py_ssize_t *starts = self->start, *sizes = self->size;
+    const uint64_t *hashes = self->hash;
+    for (Py_ssize_t k = 0; k < n; k++) {
+        const uint64_t h = hashes[k];
+        Py_ssize_t i = (Py_ssize_t)(h & (uint64_t)(cap - 1)), j;
+        for (; (j = table[i]) >= 0; i = (i + 1) & (cap - 1)) {
+            if (hashes[j] == h && sizes[j] == sizes[k] &&
+                memcmp(text + starts[j], text + starts[k], (size_t)sizes[k]) == 0)
+                break;
+        }
+        if (j < 0)
+            table[i] = j = k;
+        first[k] = j;
+    }
+    PyMem_Free(table);
+    self->first = first;
+    return first;
 }
 
 static Py_ssize_t

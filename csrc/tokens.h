@@ -23,8 +23,15 @@ typedef struct {
     Py_ssize_t *start;
     Py_ssize_t *size;
     uint64_t *hash;
+    Py_ssize_t *first; /* each token's first equal token (tokens_first); NULL: not yet */
 } TokensObject;
 
 extern PyTypeObject TokensType;
+
+/* The index of each token's first occurrence (first[k] == k: a token's first time),
+ * computed on first use and kept: a page's thousands of tokens are a few hundred
+ * words, each then looked up once in a Terms table (a large one, whose probes miss
+ * the caches) instead of once per occurrence. NULL with MemoryError set on failure. */
+const Py_ssize_t *tokens_first(TokensObject *self);
 
 #endif

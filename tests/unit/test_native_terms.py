@@ -51,6 +51,27 @@ def test_terms_is_a_dict_of_tokens(texts: list[str], clear_at: int) -> None:
         assert all(w in table for w in words)
 
 
+WORDS = [b"a", b"b", b"ab", b"ba", b"a" * 300, b"a" * 299 + b"b", b"z" * 240, b"z" * 241]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from(WORDS), max_size=300), st.sets(st.sampled_from(WORDS)))
+def test_repeated_tokens_are_looked_up_once_with_the_same_answers(
+    words: list[bytes], held: set[bytes]
+) -> None:
+    # A page's tokens repeat: each distinct one is looked up at its first occurrence
+    # (Tokens keeps where that is); one Tokens serves several tables.
+    tokens = native.Tokens(b" ".join(words))
+    for values in ({w: w.upper() for w in held}, {w: b"<%d>" % len(w) for w in held}):
+        table = native.Terms()
+        for w, v in values.items():
+            table[w] = v
+        assert table.missing(tokens) == list(dict.fromkeys(w for w in words if w not in held))
+        for w in set(words) - held:
+            table[w] = values[w] = b"-"
+        assert table.join(tokens) == b" ".join(values[w] for w in words)
+
+
 def test_terms_growth_lookups_and_errors() -> None:
     table = native.Terms()
     for i in range(5000):  # many resizes
