@@ -119,8 +119,14 @@ class Sampler:
                 try:
                     rss = p.memory_info().rss
                     # Asked at every sample: a process between fork and exec still
-                    # has its parent's command line.
-                    self.kind[p.pid] = kind or bench_crawl._role(p, crawler=False)
+                    # has its parent's command line, and its parent's memory (the
+                    # crawl process's 88 MB once counted as the forkserver's peak):
+                    # what it showed before its exec is forgotten.
+                    now = kind or bench_crawl._role(p, crawler=False)
+                    if self.kind.setdefault(p.pid, now) != now:
+                        self.kind[p.pid] = now
+                        self.peak.pop(p.pid, None)
+                        self.anon.pop(p.pid, None)
                 except psutil.Error:
                     continue
                 total += rss
