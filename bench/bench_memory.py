@@ -85,6 +85,7 @@ class Sampler:
     peak: dict[int, int] = field(default_factory=dict)
     anon: dict[int, int] = field(default_factory=dict)  # largest RssAnon sampled
     kind: dict[int, str] = field(default_factory=dict)
+    cmdline: dict[int, tuple[str, ...]] = field(default_factory=dict)  # as last sampled
     # the root's samples: seconds, RSS, file-backed and anonymous RSS
     series: list[tuple[float, int, int, int]] = field(default_factory=list)
     peak_sum: int = 0
@@ -120,13 +121,17 @@ class Sampler:
                     rss = p.memory_info().rss
                     # Asked at every sample: a process between fork and exec still
                     # has its parent's command line, and its parent's memory (the
-                    # crawl process's 88 MB once counted as the forkserver's peak):
-                    # what it showed before its exec is forgotten.
-                    now = kind or bench_crawl._role(p, crawler=False)
-                    if self.kind.setdefault(p.pid, now) != now:
-                        self.kind[p.pid] = now
+                    # crawl process's 88 MB once counted as the forkserver's peak,
+                    # this bench's own as the Redis worker's): what it showed before
+                    # its exec is forgotten.
+                    line = tuple(p.cmdline())
+                    if self.cmdline.setdefault(p.pid, line) != line:
+                        self.cmdline[p.pid] = line
                         self.peak.pop(p.pid, None)
                         self.anon.pop(p.pid, None)
+                        if p.pid == self.root:
+                            self.series.clear()
+                    self.kind[p.pid] = kind or bench_crawl._role(p, crawler=False)
                 except psutil.Error:
                     continue
                 total += rss
