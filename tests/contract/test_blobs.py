@@ -95,7 +95,9 @@ def test_flush_then_durable_in_another_thread_while_appending(blobs: BlobStore) 
     worker.start()
     worker.join()
     assert [w.read(loc) for loc in kept + later] == [b"one", b"two", b"three", b"four"]
-    assert w.flush()[0] == w.position()
+    position, durable = w.flush()
+    durable()
+    assert position == w.position()
     again = blobs.open_writer(TEXT_LOG, committed=end, max_bytes=8)
     assert [blobs.read(TEXT_LOG, loc) for loc in kept] == [b"one", b"two"]
     assert again.recovered_bytes == len(b"three") + len(b"four")

@@ -73,6 +73,55 @@ def test_nothing_is_in_the_bucket_before_sync_and_all_of_it_after(
     assert fresh.locate(TEXT_LOG, a.file) == s3_url + "/text/trawl-00001.jsonl.gz"
 
 
+def test_flush_leaves_the_upload_to_its_function_and_a_rotation_first_wins(
+    s3_url: str, tmp_path: Path
+) -> None:
+    """The group commit's ``flush``: the position at once, the part uploaded by the
+    function it returns (run in a thread, off the event loop). A segment uploaded whole
+    before that function runs gets no part after its parts were deleted."""
+    w = _store(s3_url, tmp_path).open_writer(TEXT_LOG, committed=None, max_bytes=1 << 20)
+    a = w.append(b"first")
+    end, upload = w.flush()
+    assert end == Position(1, 5)
+    assert _keys(s3_url) == {}  # nothing uploaded on the caller's thread
+    worker = threading.Thread(target=upload)
+    worker.start()
+    worker.join()
+    assert _keys(s3_url) == {"text/trawl-00001.jsonl.gz.parts/0000000000000000": 5}
+    w.append(b"second")
+    end, late = w.flush()
+    w.rotate()  # segment 1 goes up whole (with "second") before the part does
+    late()
+    assert _keys(s3_url) == {"text/trawl-00001.jsonl.gz": 11}
+    fresh = S3BlobStore.from_url(s3_url)
+    assert fresh.read(TEXT_LOG, a) == b"first"
+    assert fresh.read_range(TEXT_LOG, TEXT_LOG.segment(1), 0, None) == b"firstsecond"
+    assert w.flush()[0] == Position(2, 0)
+    w.close()
+
+
+def test_a_failed_flush_upload_blocks_every_later_position(
+    s3_url: str, s3_server: SeaweedS3, tmp_path: Path
+) -> None:
+    """A flush's part that never reached the bucket: no later sync, flush or append may
+    give a position that would cover its bytes (the log is reopened at the last commit)."""
+    w = _store(s3_url, tmp_path).open_writer(TEXT_LOG, committed=None, max_bytes=1 << 20)
+    w.append(b"kept")
+    committed = w.sync()
+    w.append(b"never uploaded")
+    _, upload = w.flush()
+    bucket = s3_url.removeprefix("s3://").split("/")[0]
+    url = f"http://127.0.0.1:{s3_server.ports['filer.port']}/buckets/{bucket}?recursive=true"
+    urllib.request.urlopen(urllib.request.Request(url, method="DELETE"), timeout=30).close()
+    with pytest.raises(StorageError, match="NoSuchBucket"):
+        upload()
+    for step in (w.sync, w.flush, lambda: w.append(b"more")):
+        with pytest.raises(StorageError, match="reopen the log at the last commit"):
+            step()
+    assert committed == Position(1, 4)
+    w.abandon()
+
+
 def test_rotation_uploads_the_whole_segment_before_the_next_one_starts(
     s3_url: str, tmp_path: Path
 ) -> None:

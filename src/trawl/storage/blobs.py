@@ -127,10 +127,11 @@ class SegmentWriter(Protocol):
         ...
 
     def flush(self) -> tuple[Position, Callable[[], None]]:
-        """``sync`` in two steps: what was appended is written out (readable) and its
-        end returned with a function that makes it durable. The function may run in
-        another thread while the log is appended to (the group commit's fsync, off the
-        event loop); the position is safe to commit once it has returned."""
+        """``sync`` in two steps: what was appended is written out (readable through
+        this writer) and its end returned with a function that makes it durable, and
+        readable by anyone (a local file's fsync; an S3 part's upload). The function
+        may run in another thread while the log is appended to (the group commit's,
+        off the event loop); the position is safe to commit once it has returned."""
         ...
 
     def read(self, location: Location) -> bytes:

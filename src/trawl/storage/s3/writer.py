@@ -2,7 +2,10 @@
 
 ``append`` writes to a spool file (the current segment, whole) and keeps the bytes
 since the last ``sync``; ``sync`` uploads those as one part and only then returns the
-position, so no commit ever points at bytes that are not in the bucket. ``rotate`` and
+position, so no commit ever points at bytes that are not in the bucket. ``flush`` (the
+group commit's) takes the same bytes and leaves their upload to the function it
+returns, which the commit runs in a thread: the event loop goes on meanwhile (a part
+is a commit interval's pages, megabytes), and the commit waits for it. ``rotate`` and
 ``close`` upload the whole segment from the spool (in parallel parts) and then drop its
 parts; the caller waits for that upload, so a segment limit of tens to hundreds of MiB
 suits a bucket better than the local default of 1 GiB for WARC.
@@ -20,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
+import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Protocol
@@ -59,6 +63,12 @@ class S3SegmentWriter:
         self._pending: list[bytes] = []
         self._parts: list[int] = []  # starts of this segment's parts in the bucket
         self._closed = False
+        # A flush's upload runs in another thread: it and a segment's whole upload
+        # (rotate, close) take turns, and a part of a segment already uploaded whole
+        # is not uploaded after it (it would outlive the parts' deletion).
+        self._uploads = threading.Lock()
+        self._whole_below = start.index  # segments before this one are whole in the bucket
+        self._failed: BaseException | None = None  # a flush's upload that failed
         try:
             spool_dir.mkdir(parents=True, exist_ok=True)
             fd, name = tempfile.mkstemp(dir=spool_dir, prefix=f"{spec.name}-", suffix=".spool")
@@ -173,12 +183,15 @@ class S3SegmentWriter:
             return
         with self._spooling():
             self._spool.flush()
-        self._objects.put(whole_key(self._spec, self.current), self._spool_path)
-        self._objects.delete([part_key(self._spec, self.current, s) for s in self._parts])
-        self._parts = []
+        with self._uploads:
+            self._objects.put(whole_key(self._spec, self.current), self._spool_path)
+            self._objects.delete([part_key(self._spec, self.current, s) for s in self._parts])
+            self._parts = []
+            self._whole_below = self._index + 1
 
     def append(self, data: bytes) -> Location:
         self._check_open()
+        self._check_uploads()
         if self.would_rotate(len(data)):
             self.rotate()
         offset = self._offset
@@ -190,6 +203,7 @@ class S3SegmentWriter:
 
     def sync(self) -> Position:
         """Upload what was appended since the last sync as one part; then the position."""
+        self._check_uploads()
         if self._pending:
             self._objects.put(
                 part_key(self._spec, self.current, self._synced), b"".join(self._pending)
@@ -200,8 +214,38 @@ class S3SegmentWriter:
         return self.position()
 
     def flush(self) -> tuple[Position, Callable[[], None]]:
-        """``sync`` at once (nothing is left for another thread)."""
-        return self.sync(), _nothing
+        """The position, and the function (for any thread) that uploads the bytes
+        appended since the last sync as one part: the position may be committed once
+        it has returned."""
+        self._check_uploads()
+        if not self._pending:
+            return self.position(), _nothing
+        index, data = self._index, b"".join(self._pending)
+        key = part_key(self._spec, self.current, self._synced)
+        self._parts.append(self._synced)  # a rotation before the upload deletes it
+        self._pending.clear()
+        self._synced = self._offset
+
+        def upload() -> None:
+            with self._uploads:
+                if index < self._whole_below:  # rotated since: the whole has these bytes
+                    return
+                try:
+                    self._objects.put(key, data)
+                except BaseException as exc:
+                    self._failed = exc
+                    raise
+
+        return self.position(), upload
+
+    def _check_uploads(self) -> None:
+        """A flush's upload failed: the bytes it held are in no part, so no later
+        position may be committed; the log must be reopened at the last commit."""
+        if self._failed is not None:
+            raise StorageError(
+                f"{self._objects.url(part_key(self._spec, self.current, 0))}: an upload "
+                f"failed ({self._failed}); reopen the log at the last commit"
+            )
 
     def read(self, location: Location) -> bytes:
         if location.file == self.current and not self._closed:
