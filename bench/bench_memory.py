@@ -120,10 +120,9 @@ class Sampler:
                 try:
                     rss = p.memory_info().rss
                     # Asked at every sample: a process between fork and exec still
-                    # has its parent's command line, and its parent's memory (the
-                    # crawl process's 88 MB once counted as the forkserver's peak,
-                    # this bench's own as the Redis worker's): what it showed before
-                    # its exec is forgotten.
+                    # has its parent's command line, and its parent's memory (a
+                    # forkserver sampled then would show the crawl process's): what it
+                    # showed before its exec is forgotten.
                     line = tuple(p.cmdline())
                     if self.cmdline.setdefault(p.pid, line) != line:
                         self.cmdline[p.pid] = line
