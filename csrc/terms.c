@@ -230,7 +230,7 @@ terms_missing(TermsObject *self, PyObject *arg)
     TokensObject *t = as_tokens(arg);
     if (t == NULL)
         return NULL;
-    const Py_ssize_t *first = tokens_first(t);
+    const int32_t *first = tokens_first(t);
     if (first == NULL)
         return NULL;
     PyObject *out = PyList_New(0);
@@ -261,7 +261,7 @@ terms_join(TermsObject *self, PyObject *arg)
     TokensObject *t = as_tokens(arg);
     if (t == NULL)
         return NULL;
-    const Py_ssize_t *first = tokens_first(t);
+    const int32_t *first = tokens_first(t);
     if (first == NULL)
         return NULL;
     PyObject **values = PyMem_Malloc((size_t)(t->n ? t->n : 1) * sizeof(PyObject *));

@@ -85,30 +85,35 @@ tokens_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
     return (PyObject *)self;
 }
 
-const Py_ssize_t *
+const int32_t *
 tokens_first(TokensObject *self)
 {
     if (self->first != NULL)
         return self->first;
     const Py_ssize_t n = self->n;
+    if (n > INT32_MAX / 2) {
+        PyErr_SetString(PyExc_OverflowError, "Tokens: over a billion tokens");
+        return NULL;
+    }
     Py_ssize_t cap = 16;
     while (cap < 2 * n)
         cap *= 2;
-    Py_ssize_t *first = PyMem_Malloc((size_t)(n ? n : 1) * sizeof(Py_ssize_t));
-    Py_ssize_t *table = PyMem_Malloc((size_t)cap * sizeof(Py_ssize_t));
+    int32_t *first = PyMem_Malloc((size_t)(n ? n : 1) * sizeof(int32_t));
+    int32_t *table = PyMem_Malloc((size_t)cap * sizeof(int32_t));
     if (first == NULL || table == NULL) {
         PyMem_Free(first);
         PyMem_Free(table);
         PyErr_NoMemory();
         return NULL;
     }
-    memset(table, 0xff, (size_t)cap * sizeof(Py_ssize_t)); /* -1: empty */
+    memset(table, 0xff, (size_t)cap * sizeof(int32_t)); /* -1: empty */
     const char *text = self->text;
     const Py_ssize_t *starts = self->start, *sizes = self->size;
     const uint64_t *hashes = self->hash;
-    for (Py_ssize_t k = 0; k < n; k++) {
+    for (int32_t k = 0; k < (int32_t)n; k++) {
         const uint64_t h = hashes[k];
-        Py_ssize_t i = (Py_ssize_t)(h & (uint64_t)(cap - 1)), j;
+        Py_ssize_t i = (Py_ssize_t)(h & (uint64_t)(cap - 1));
+        int32_t j;
         for (; (j = table[i]) >= 0; i = (i + 1) & (cap - 1)) {
             if (hashes[j] == h && sizes[j] == sizes[k] &&
                 memcmp(text + starts[j], text + starts[k], (size_t)sizes[k]) == 0)
