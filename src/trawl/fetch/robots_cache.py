@@ -29,6 +29,7 @@ from trawl.fetch.robots import (
     rules_for_fetch,
     rules_for_outage,
 )
+from trawl.memory import MemoryLimits
 from trawl.storage.base import RobotsRow, RobotsStore
 
 
@@ -44,7 +45,6 @@ def origin_of(url: str) -> str:
 _RULES_BASE = 1_536
 _RULE_BYTES = 150
 _PATTERN_BYTE = 4
-MAX_BYTES_HELD = 16 * 1024 * 1024
 
 
 def rules_bytes(rules: RobotsRules) -> int:
@@ -70,7 +70,7 @@ class RobotsCache:
         store: RobotsStore,
         *,
         capacity: int = 50_000,
-        max_bytes: int = MAX_BYTES_HELD,
+        max_bytes: int = MemoryLimits().robots,
         retry_base: float = RETRY_BASE,
         retry_cap: float = RETRY_CAP,
     ) -> None:

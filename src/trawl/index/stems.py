@@ -8,13 +8,14 @@ the writer's index gets the terms it would have made:
 
 - The writer's index registers ``trawl_<code>`` *without* the stemmer, and without
   the lower-casing and folding the terms have had already (``register_writer``);
-  searchers register the full analyzers (``schema.register``) and analyse queries
-  as before. The index holds the same terms at the same
-  positions with the same field lengths, so the same hits and scores.
+  searchers register the full analyzers (``schema.register``) and analyse queries as
+  before. The index holds the same terms at the same positions with the same field
+  lengths, so the same hits and scores.
 - An ASCII body is given as text with each token replaced by its term: the writer's
   analyzer (split on non-alphanumerics, drop tokens of 40 bytes and more) leaves a
-  term (lower-case alphanumeric ASCII) as it is, and a token the full analyzer drops (40 bytes and
-  more) is left in place to be dropped again, keeping the positions after it.
+  term (lower-case alphanumeric ASCII) as it is, and a token the full analyzer drops
+  (40 bytes and more) is left in place to be dropped again, keeping the positions
+  after it.
 - Any other text (a title, which is stored; a body with a non-ASCII character, or a
   term the writer's analyzer would not leave as it is) is given pre-tokenised: the
   terms with their positions, and the original text to store.

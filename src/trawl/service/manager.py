@@ -77,7 +77,7 @@ class CrawlManager:
         self._python = python or sys.executable
         self.politeness_dir = politeness_dir
         self._children: dict[str, _Child] = {}
-        # Crawls whose process is being started (``_spawn`` awaits it): alive too.
+        # Crawls whose process is being started (``_launching``): alive too.
         self._starting: set[str] = set()
         self._spec_lock = asyncio.Lock()  # one revision of a spec at a time
         self._closing = False
@@ -137,7 +137,8 @@ class CrawlManager:
                 self._set(crawl_id, desired="finished", stopped="stopped by request")
                 continue
             log.info("resuming crawl", extra={"crawl": crawl_id, "was": desired})
-            await self._spawn(crawl_id)
+            with self._launching(crawl_id):
+                await self._start_process(crawl_id)
 
     async def close(self, *, grace: float = 20.0) -> None:
         """On server stop: stop every child gracefully; their wanted state stays."""
@@ -172,7 +173,7 @@ class CrawlManager:
             write_json_atomic(directory / STATE_FILE, state)
             write_json_atomic(directory / SPEC_FILE, spec)  # last: it makes the crawl visible
             log.info("crawl created", extra={"crawl": crawl_id, "seeds": len(spec["seeds"])})
-            await self._spawn(crawl_id)
+            await self._start_process(crawl_id)
         return crawl_id
 
     async def pause(self, crawl_id: str) -> None:
@@ -195,7 +196,7 @@ class CrawlManager:
             raise TooManyCrawlsError(f"{self.running()} crawls are running")
         with self._launching(crawl_id):
             self._set(crawl_id, desired="running", error=None)
-            await self._spawn(crawl_id)
+            await self._start_process(crawl_id)
 
     async def stop(self, crawl_id: str) -> None:
         status = self.status(crawl_id)
@@ -255,10 +256,6 @@ class CrawlManager:
             yield
         finally:
             self._starting.discard(crawl_id)
-
-    async def _spawn(self, crawl_id: str) -> None:
-        with self._launching(crawl_id):
-            await self._start_process(crawl_id)
 
     async def _start_process(self, crawl_id: str) -> None:
         directory = self.root / crawl_id

@@ -243,7 +243,7 @@ class S3SegmentWriter:
         position may be committed; the log must be reopened at the last commit."""
         if self._failed is not None:
             raise StorageError(
-                f"{self._objects.url(part_key(self._spec, self.current, 0))}: an upload "
+                f"{self._objects.url(whole_key(self._spec, self.current))}: an upload "
                 f"failed ({self._failed}); reopen the log at the last commit"
             )
 
