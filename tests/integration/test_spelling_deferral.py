@@ -174,7 +174,9 @@ async def test_a_crawl_killed_with_urls_deferred_resumes_to_every_page(tmp_path:
     run to the end: every distinct page is fetched, nothing is left queued."""
     data = tmp_path / "crawl"
     async with SpellingWebServer(WEB, log=True) as srv:
-        cmd = [TRAWL, "crawl", "--data", str(data), "--quiet", "--delay", "0"]
+        # A host the killed process held waits a fetch's whole timeout before the next
+        # run contacts it (its last request may still run at the server): 8 s, not 60.
+        cmd = [TRAWL, "crawl", "--data", str(data), "--quiet", "--delay", "0", "--timeout", "8"]
         cmd += ["--allow-network", "127.0.0.0/8", "--scope", "allowlist", "--parse-workers", "1"]
         for host in HOSTS:
             cmd += ["--allow-host", host, "--resolve", f"{host}=127.0.0.1"]

@@ -171,7 +171,9 @@ async def test_a_crawl_killed_with_sigkill_leaves_no_browser_and_renders_again(
         data = tmp_path / "data"
         cmd = [TRAWL, "crawl", "--data", str(data), "--quiet", "--delay", "0.05"]
         cmd += ["--allow-network", "127.0.0.1/32", "--render", "always", "--max-depth", "1"]
-        cmd += ["--render-deadline", "3", "--parse-workers", "0"]
+        # The host the killed crawl held waits a fetch's whole timeout before the run
+        # after it contacts it (its last request may still run at the server): 8 s.
+        cmd += ["--render-deadline", "3", "--parse-workers", "0", "--timeout", "8"]
         cmd += [f"--resolve={h}=127.0.0.1" for h in web.resolve_map()]
         cmd += [web.url(JS, "/app/articles")]
         proc = await asyncio.create_subprocess_exec(
