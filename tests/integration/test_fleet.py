@@ -85,7 +85,9 @@ def _web() -> tuple[SampleWeb, list[str]]:
 
 # Every stage on, near-duplicate detection included: the fleet shares one near index
 # (founders claimed in one Redis step), so two near copies are never both kept.
-CONFIG = "[crawl]\nnear_duplicates = true\n"
+# Small segments: each worker's logs rotate many times, so kills land while a
+# rotated segment goes up whole in the writer's thread.
+CONFIG = "[crawl]\nnear_duplicates = true\nwarc_max_bytes = 262144\ntext_max_bytes = 65536\n"
 
 
 def _crawl_args(

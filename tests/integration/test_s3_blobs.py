@@ -13,6 +13,7 @@ import sys
 import threading
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
 
 import orjson
@@ -90,7 +91,8 @@ def test_flush_leaves_the_upload_to_its_function_and_a_rotation_first_wins(
     assert _keys(s3_url) == {"text/trawl-00001.jsonl.gz.parts/0000000000000000": 5}
     w.append(b"second")
     end, late = w.flush()
-    w.rotate()  # segment 1 goes up whole (with "second") before the part does
+    w.rotate()  # segment 1 goes up whole (with "second") in the writer's thread
+    w.sync()  # which has ended when sync returns: before the part's upload
     late()
     assert _keys(s3_url) == {"text/trawl-00001.jsonl.gz": 11}
     fresh = S3BlobStore.from_url(s3_url)
@@ -122,21 +124,124 @@ def test_a_failed_flush_upload_blocks_every_later_position(
     w.abandon()
 
 
-def test_rotation_uploads_the_whole_segment_before_the_next_one_starts(
+class _Held(S3Objects):
+    """Uploads of whole files (a segment rotated or closed) wait for ``gate``; the
+    parts of commits go up at once."""
+
+    gate: threading.Event
+
+    def put(self, key: str, data: bytes | Path) -> None:
+        if isinstance(data, Path):
+            assert self.gate.wait(60)
+        super().put(key, data)
+
+
+def _held(url: str, tmp_path: Path) -> tuple[S3BlobStore, threading.Event]:
+    objects = _Held.from_url(url)
+    assert isinstance(objects, _Held)
+    objects.gate = threading.Event()
+    return S3BlobStore(objects, spool=tmp_path / "spool"), objects.gate
+
+
+def _blocked(step: Callable[[], object]) -> threading.Thread:
+    """``step`` started in a thread that is still in it a moment later."""
+    thread = threading.Thread(target=step)
+    thread.start()
+    thread.join(0.5)
+    assert thread.is_alive()
+    return thread
+
+
+def test_a_rotated_segment_goes_up_whole_in_the_writers_thread(s3_url: str, tmp_path: Path) -> None:
+    """The append that rotates returns while the segment's whole upload is under way
+    (the event loop goes on); its records are read back from its spool meanwhile; and
+    no position past it is durable before that upload ended."""
+    store, gate = _held(s3_url, tmp_path)
+    w = store.open_writer(TEXT_LOG, committed=None, max_bytes=10)
+    first = [w.append(b"aaaa"), w.append(b"bbbb")]
+    _, upload = w.flush()
+    upload()  # a part: what a commit made durable
+    nxt = w.append(b"cccc")  # rotates; the whole upload waits for the gate
+    assert nxt.file == TEXT_LOG.segment(2)
+    assert _keys(s3_url) == {"text/trawl-00001.jsonl.gz.parts/0000000000000000": 8}
+    assert [w.read(loc) for loc in [*first, nxt]] == [b"aaaa", b"bbbb", b"cccc"]
+    assert w.segments() == [TEXT_LOG.segment(1), TEXT_LOG.segment(2)]
+    end, upload = w.flush()
+    assert end == Position(2, 4)
+    committing = _blocked(upload)  # segment 2's part waits for segment 1's whole
+    gate.set()
+    committing.join()
+    assert _keys(s3_url) == {
+        "text/trawl-00001.jsonl.gz": 8,
+        "text/trawl-00002.jsonl.gz.parts/0000000000000000": 4,
+    }
+    fresh = S3BlobStore.from_url(s3_url)
+    assert [fresh.read(TEXT_LOG, loc) for loc in [*first, nxt]] == [b"aaaa", b"bbbb", b"cccc"]
+    assert [w.read(loc) for loc in first] == [b"aaaa", b"bbbb"]  # from the bucket now
+    w.close()
+    assert _keys(s3_url) == {"text/trawl-00001.jsonl.gz": 8, "text/trawl-00002.jsonl.gz": 4}
+    assert list((tmp_path / "spool").iterdir()) == []
+
+
+def test_bytes_only_a_rotation_uploads_are_durable_only_once_it_ended(
     s3_url: str, tmp_path: Path
 ) -> None:
-    w = _store(s3_url, tmp_path).open_writer(TEXT_LOG, committed=None, max_bytes=10)
-    first = [w.append(b"aaaa"), w.append(b"bbbb")]
-    nxt = w.append(b"cccc")  # rotates: segment 1 is uploaded whole first
-    assert nxt.file == TEXT_LOG.segment(2)
-    assert _keys(s3_url) == {"text/trawl-00001.jsonl.gz": 8}
+    """Bytes appended since the last commit are in no part when the segment rotates:
+    ``sync`` returns only once the whole segment holds them."""
+    store, gate = _held(s3_url, tmp_path)
+    w = store.open_writer(TEXT_LOG, committed=None, max_bytes=10)
+    a = w.append(b"aaaaaaaa")
+    b = w.append(b"bbb")  # rotates: "aaaaaaaa" is in no part
+    syncing = _blocked(w.sync)
+    assert _keys(s3_url) == {}
+    gate.set()
+    syncing.join()
     fresh = S3BlobStore.from_url(s3_url)
-    assert [fresh.read(TEXT_LOG, loc) for loc in first] == [b"aaaa", b"bbbb"]
-    assert fresh.segments(TEXT_LOG) == [TEXT_LOG.segment(1)]
-    w.sync()
-    assert fresh.segments(TEXT_LOG) == [TEXT_LOG.segment(1), TEXT_LOG.segment(2)]
-    assert fresh.read(TEXT_LOG, nxt) == b"cccc"
+    assert [fresh.read(TEXT_LOG, loc) for loc in (a, b)] == [b"aaaaaaaa", b"bbb"]
     w.close()
+
+
+def test_a_failed_rotation_upload_blocks_every_later_position(
+    s3_url: str, s3_server: SeaweedS3, tmp_path: Path
+) -> None:
+    store, gate = _held(s3_url, tmp_path)
+    w = store.open_writer(TEXT_LOG, committed=None, max_bytes=10)
+    w.append(b"aaaa")
+    committed = w.sync()
+    w.append(b"bbbbbbbb")  # rotates
+    _, upload = w.flush()
+    bucket = s3_url.removeprefix("s3://").split("/")[0]
+    url = f"http://127.0.0.1:{s3_server.ports['filer.port']}/buckets/{bucket}?recursive=true"
+    urllib.request.urlopen(urllib.request.Request(url, method="DELETE"), timeout=30).close()
+    gate.set()
+    with pytest.raises(StorageError, match="NoSuchBucket"):
+        upload()
+    for step in (w.sync, w.flush, lambda: w.append(b"more")):
+        with pytest.raises(StorageError, match="reopen the log at the last commit"):
+            step()
+    assert committed == Position(1, 4)
+    w.abandon()
+
+
+def test_abandon_waits_for_a_rotation_under_way_then_a_reopen_cuts_back(
+    s3_url: str, tmp_path: Path
+) -> None:
+    """A whole upload that landed after the next open's cut would put uncommitted
+    bytes back in the bucket: ``abandon`` returns only once it has ended."""
+    store, gate = _held(s3_url, tmp_path)
+    w = store.open_writer(TEXT_LOG, committed=None, max_bytes=10)
+    w.append(b"aaaa")
+    committed = w.sync()
+    w.append(b"bbbb")
+    w.append(b"cccc")  # rotates: segment 1 (8 bytes, 4 committed) goes up whole
+    abandoning = _blocked(w.abandon)
+    gate.set()
+    abandoning.join()
+    assert _keys(s3_url)["text/trawl-00001.jsonl.gz"] == 8
+    again = _store(s3_url, tmp_path).open_writer(TEXT_LOG, committed=committed, max_bytes=10)
+    assert again.recovered_bytes == 4
+    assert _keys(s3_url) == {"text/trawl-00001.jsonl.gz.parts/0000000000000000": 4}
+    again.close()
 
 
 def test_a_failed_upload_gives_no_position(

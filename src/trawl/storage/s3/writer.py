@@ -5,10 +5,15 @@ since the last ``sync``; ``sync`` uploads those as one part and only then return
 position, so no commit ever points at bytes that are not in the bucket. ``flush`` (the
 group commit's) takes the same bytes and leaves their upload to the function it
 returns, which the commit runs in a thread: the event loop goes on meanwhile (a part
-is a commit interval's pages, megabytes), and the commit waits for it. ``rotate`` and
-``close`` upload the whole segment from the spool (in parallel parts) and then drop its
-parts; the caller waits for that upload, so a segment limit of tens to hundreds of MiB
-suits a bucket better than the local default of 1 GiB for WARC.
+is a commit interval's pages, megabytes), and the commit waits for it. ``rotate``
+hands the segment's spool to a thread of the writer's own, which uploads it whole and
+then drops its parts, while appends go on in the next segment's spool (a 256 MiB text
+segment takes seconds, a 1 GiB WARC one some ten: the event loop does not wait). No
+position past it is durable before that upload ended: ``flush``'s function and
+``sync`` wait for it, so a commit never points past a segment that is not whole in
+the bucket (until then its records are read back from its spool). ``close`` uploads
+the last segment whole on the caller's thread; ``abandon`` waits for a rotation's
+upload under way, so none lands after the next open cut the bucket back.
 
 Opening at a committed position applies the crash rule to the bucket: segments after
 it are deleted, and the committed segment is cut back to the position (its first
@@ -25,8 +30,10 @@ import os
 import tempfile
 import threading
 from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import BinaryIO, Protocol
 
 from trawl.errors import StorageError, as_disk_full
 from trawl.models import Location, Position
@@ -39,6 +46,15 @@ from trawl.storage.s3.layout import (
     whole_key,
 )
 from trawl.storage.s3.objects import S3Objects
+
+
+@dataclass(slots=True)
+class _Rotated:
+    """A segment rotated out, its whole upload under way in the writer's thread."""
+
+    spool: BinaryIO
+    path: Path
+    upload: Future[None]
 
 
 class S3SegmentWriter:
@@ -68,22 +84,33 @@ class S3SegmentWriter:
         # is not uploaded after it (it would outlive the parts' deletion).
         self._uploads = threading.Lock()
         self._whole_below = start.index  # segments before this one are whole in the bucket
-        self._failed: BaseException | None = None  # a flush's upload that failed
-        try:
-            spool_dir.mkdir(parents=True, exist_ok=True)
-            fd, name = tempfile.mkstemp(dir=spool_dir, prefix=f"{spec.name}-", suffix=".spool")
-        except OSError as exc:
-            full = as_disk_full(exc, spool_dir)
-            if full is None:
-                raise
-            raise full from exc
-        self._spool_path = Path(name)
-        self._spool = os.fdopen(fd, "w+b")
+        self._failed: BaseException | None = None  # an upload in another thread that failed
+        # Segments rotated out whose whole upload has not been seen to end, by index:
+        # their spools serve reads meanwhile. ``_spools`` guards the swap of spools
+        # against a read in another thread (the index reads text records back).
+        self._rotated: dict[int, _Rotated] = {}
+        self._spools = threading.Lock()
+        self._thread: ThreadPoolExecutor | None = None
+        self._spool_dir = spool_dir
+        self._spool, self._spool_path = self._new_spool()
         try:
             self.recovered_bytes = self._recover(start)
         except BaseException:
             self._discard_spool()
             raise
+
+    def _new_spool(self) -> tuple[BinaryIO, Path]:
+        spool_dir = self._spool_dir
+        try:
+            spool_dir.mkdir(parents=True, exist_ok=True)
+            prefix = f"{self._spec.name}-"
+            fd, name = tempfile.mkstemp(dir=spool_dir, prefix=prefix, suffix=".spool")
+        except OSError as exc:
+            full = as_disk_full(exc, spool_dir)
+            if full is None:
+                raise
+            raise full from exc
+        return os.fdopen(fd, "w+b"), Path(name)
 
     @contextlib.contextmanager
     def _spooling(self) -> Iterator[None]:
@@ -168,26 +195,60 @@ class S3SegmentWriter:
         return self._offset > 0 and self._offset + size > self._max
 
     def rotate(self) -> None:
-        """Upload the segment whole, then start the next one."""
+        """Start the next segment; this one goes up whole in the writer's thread."""
         self._check_open()
-        self.sync()
-        self._finish()
-        self._index += 1
-        self._offset = self._synced = 0
-        self._spool.seek(0)
-        self._spool.truncate()
-
-    def _finish(self) -> None:
-        """The current segment as one object; its parts are then not needed."""
+        self._check_uploads()
+        self._reap()
         if self._offset == 0:
+            with self._spools:
+                self._index += 1
             return
         with self._spooling():
             self._spool.flush()
+            spool, path = self._new_spool()
+        index, parts = self._index, self._parts
+        if self._thread is None:
+            self._thread = ThreadPoolExecutor(1, thread_name_prefix=f"trawl-s3-{self._spec.name}")
+        upload = self._thread.submit(self._upload_whole, index, self._spool_path, parts)
+        with self._spools:
+            self._rotated[index] = _Rotated(self._spool, self._spool_path, upload)
+            self._spool, self._spool_path = spool, path
+            self._index += 1
+        # What was appended since the last sync is in no part: the whole has it.
+        self._pending = []
+        self._parts = []
+        self._offset = self._synced = 0
+
+    def _upload_whole(self, index: int, path: Path, parts: list[int]) -> None:
+        try:
+            self._finish(index, path, parts)
+        except BaseException as exc:
+            self._failed = exc
+            raise
+
+    def _finish(self, index: int, path: Path, parts: list[int]) -> None:
+        """Segment ``index`` as one object; its parts are then not needed."""
+        segment = self._spec.segment(index)
+        self._objects.put(whole_key(self._spec, segment), path)
+        # A flush's part of this segment uploads under the lock: before this, and is
+        # deleted here, or after, and then uploads nothing.
         with self._uploads:
-            self._objects.put(whole_key(self._spec, self.current), self._spool_path)
-            self._objects.delete([part_key(self._spec, self.current, s) for s in self._parts])
-            self._parts = []
-            self._whole_below = self._index + 1
+            self._objects.delete([part_key(self._spec, segment, s) for s in parts])
+            self._whole_below = max(self._whole_below, index + 1)
+
+    def _wait_rotated(self) -> None:
+        """Every rotated segment whole in the bucket (raises if an upload failed)."""
+        for rotated in list(self._rotated.values()):
+            rotated.upload.result()
+        self._check_uploads()
+
+    def _reap(self) -> None:
+        """Drop the spools of rotated segments now whole in the bucket."""
+        for index, rotated in list(self._rotated.items()):
+            if rotated.upload.done() and rotated.upload.exception() is None:
+                with self._spools:
+                    del self._rotated[index]
+                _discard(rotated.spool, rotated.path)
 
     def append(self, data: bytes) -> Location:
         self._check_open()
@@ -202,8 +263,11 @@ class S3SegmentWriter:
         return Location(self.current, offset, len(data))
 
     def sync(self) -> Position:
-        """Upload what was appended since the last sync as one part; then the position."""
+        """Upload what was appended since the last sync as one part; then the position
+        (once the segments rotated out are whole in the bucket)."""
         self._check_uploads()
+        self._wait_rotated()
+        self._reap()
         if self._pending:
             self._objects.put(
                 part_key(self._spec, self.current, self._synced), b"".join(self._pending)
@@ -218,15 +282,22 @@ class S3SegmentWriter:
         appended since the last sync as one part: the position may be committed once
         it has returned."""
         self._check_uploads()
-        if not self._pending:
+        self._reap()
+        rotations = [r.upload for r in self._rotated.values()]
+        if not self._pending and not rotations:
             return self.position(), _nothing
         index, data = self._index, b"".join(self._pending)
         key = part_key(self._spec, self.current, self._synced)
-        self._parts.append(self._synced)  # a rotation before the upload deletes it
+        if data:
+            self._parts.append(self._synced)  # a rotation before the upload deletes it
         self._pending.clear()
         self._synced = self._offset
 
         def upload() -> None:
+            for rotation in rotations:  # the position is past them: they must be whole
+                rotation.result()
+            if not data:
+                return
             with self._uploads:
                 if index < self._whole_below:  # rotated since: the whole has these bytes
                     return
@@ -239,8 +310,9 @@ class S3SegmentWriter:
         return self.position(), upload
 
     def _check_uploads(self) -> None:
-        """A flush's upload failed: the bytes it held are in no part, so no later
-        position may be committed; the log must be reopened at the last commit."""
+        """An upload in another thread failed (a flush's part, a rotated segment): the
+        bytes it held are not in the bucket, so no later position may be committed; the
+        log must be reopened at the last commit."""
         if self._failed is not None:
             raise StorageError(
                 f"{self._objects.url(whole_key(self._spec, self.current))}: an upload "
@@ -248,16 +320,26 @@ class S3SegmentWriter:
             )
 
     def read(self, location: Location) -> bytes:
-        if location.file == self.current and not self._closed:
-            with self._spooling():
-                self._spool.flush()
-            return os.pread(self._spool.fileno(), location.length, location.offset)
+        with self._spools:
+            spool = None
+            if not self._closed:
+                if location.file == self.current:
+                    spool = self._spool
+                else:
+                    index = self._spec.index_of(location.file)
+                    rotated = self._rotated.get(index) if index is not None else None
+                    spool = rotated.spool if rotated is not None else None
+            if spool is not None:
+                with self._spooling():
+                    spool.flush()
+                return os.pread(spool.fileno(), location.length, location.offset)
         return self._read_segment(
             self._spec, None, location.file, location.offset, location.offset + location.length
         )
 
     def segments(self) -> list[str]:
         names = set(self._segments_in_bucket())
+        names.update(self._spec.segment(i) for i in list(self._rotated))
         if self._offset > 0:
             names.add(self.current)
         return sorted(names, key=lambda n: self._spec.index_of(n) or 0)
@@ -269,13 +351,18 @@ class S3SegmentWriter:
         if self._closed:
             return
         self.sync()
-        self._finish()
+        if self._offset > 0:
+            with self._spooling():
+                self._spool.flush()
+            self._finish(self._index, self._spool_path, self._parts)
+            self._parts = []
         self._closed = True
         self._discard_spool()
 
     def abandon(self) -> None:
         """Close without uploading: nothing pending is committed, the next open cuts
-        the bucket back to the last commit."""
+        the bucket back to the last commit. A rotation's upload under way ends first,
+        so it cannot land after that cut."""
         self._closed = True
         self._discard_spool()
 
@@ -284,10 +371,20 @@ class S3SegmentWriter:
             raise ValueError("append to a closed log")
 
     def _discard_spool(self) -> None:
-        with contextlib.suppress(OSError):
-            self._spool.close()
-        with contextlib.suppress(OSError):
-            self._spool_path.unlink()
+        if self._thread is not None:
+            self._thread.shutdown(wait=True, cancel_futures=True)
+        with self._spools:
+            rotated, self._rotated = list(self._rotated.values()), {}
+        for r in rotated:
+            _discard(r.spool, r.path)
+        _discard(self._spool, self._spool_path)
+
+
+def _discard(spool: BinaryIO, path: Path) -> None:
+    with contextlib.suppress(OSError):
+        spool.close()
+    with contextlib.suppress(OSError):
+        path.unlink()
 
 
 class SegmentReader(Protocol):
