@@ -21,7 +21,7 @@ import pytest
 
 from trawl.errors import StorageError
 from trawl.models import Location, Position
-from trawl.storage.blobs import TEXT_LOG, WARC_LOG
+from trawl.storage.blobs import TEXT_LOG, WARC_LOG, SegmentWriter
 from trawl.storage.local import LocalBlobStore
 from trawl.storage.open import open_blobs
 from trawl.storage.s3 import S3BlobStore, S3Objects
@@ -38,6 +38,23 @@ def _keys(url: str) -> dict[str, int]:
 
 def _store(url: str, tmp_path: Path) -> S3BlobStore:
     return S3BlobStore.from_url(url, spool=tmp_path / "spool")
+
+
+def _delete_bucket(url: str, server: SeaweedS3) -> None:
+    """The bucket behind ``url`` deleted with all it holds (through SeaweedFS's filer)."""
+    bucket = url.removeprefix("s3://").split("/")[0]
+    where = f"http://127.0.0.1:{server.ports['filer.port']}/buckets/{bucket}?recursive=true"
+    urllib.request.urlopen(urllib.request.Request(where, method="DELETE"), timeout=30).close()
+
+
+def _refused_from_then_on(w: SegmentWriter, upload: Callable[[], None]) -> None:
+    """``upload`` (a flush's function) fails, and no later step gives a position."""
+    with pytest.raises(StorageError, match="NoSuchBucket"):
+        upload()
+    for step in (w.sync, w.flush, lambda: w.append(b"more")):
+        with pytest.raises(StorageError, match="reopen the log at the last commit"):
+            step()
+    w.abandon()
 
 
 def test_nothing_is_in_the_bucket_before_sync_and_all_of_it_after(
@@ -112,16 +129,9 @@ def test_a_failed_flush_upload_blocks_every_later_position(
     committed = w.sync()
     w.append(b"never uploaded")
     _, upload = w.flush()
-    bucket = s3_url.removeprefix("s3://").split("/")[0]
-    url = f"http://127.0.0.1:{s3_server.ports['filer.port']}/buckets/{bucket}?recursive=true"
-    urllib.request.urlopen(urllib.request.Request(url, method="DELETE"), timeout=30).close()
-    with pytest.raises(StorageError, match="NoSuchBucket"):
-        upload()
-    for step in (w.sync, w.flush, lambda: w.append(b"more")):
-        with pytest.raises(StorageError, match="reopen the log at the last commit"):
-            step()
+    _delete_bucket(s3_url, s3_server)
+    _refused_from_then_on(w, upload)
     assert committed == Position(1, 4)
-    w.abandon()
 
 
 class _Held(S3Objects):
@@ -210,17 +220,10 @@ def test_a_failed_rotation_upload_blocks_every_later_position(
     committed = w.sync()
     w.append(b"bbbbbbbb")  # rotates
     _, upload = w.flush()
-    bucket = s3_url.removeprefix("s3://").split("/")[0]
-    url = f"http://127.0.0.1:{s3_server.ports['filer.port']}/buckets/{bucket}?recursive=true"
-    urllib.request.urlopen(urllib.request.Request(url, method="DELETE"), timeout=30).close()
+    _delete_bucket(s3_url, s3_server)
     gate.set()
-    with pytest.raises(StorageError, match="NoSuchBucket"):
-        upload()
-    for step in (w.sync, w.flush, lambda: w.append(b"more")):
-        with pytest.raises(StorageError, match="reopen the log at the last commit"):
-            step()
+    _refused_from_then_on(w, upload)
     assert committed == Position(1, 4)
-    w.abandon()
 
 
 def test_abandon_waits_for_a_rotation_under_way_then_a_reopen_cuts_back(
@@ -252,9 +255,7 @@ def test_a_failed_upload_gives_no_position(
     w.append(b"kept")
     committed = w.sync()
     w.append(b"never uploaded")
-    bucket = s3_url.removeprefix("s3://").split("/")[0]
-    url = f"http://127.0.0.1:{s3_server.ports['filer.port']}/buckets/{bucket}?recursive=true"
-    urllib.request.urlopen(urllib.request.Request(url, method="DELETE"), timeout=30).close()
+    _delete_bucket(s3_url, s3_server)
     with pytest.raises(StorageError, match="NoSuchBucket"):
         w.sync()
     assert committed == Position(1, 4)
