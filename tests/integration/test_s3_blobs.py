@@ -187,6 +187,8 @@ def test_a_rotated_segment_goes_up_whole_in_the_writers_thread(s3_url: str, tmp_
     }
     fresh = S3BlobStore.from_url(s3_url)
     assert [fresh.read(TEXT_LOG, loc) for loc in [*first, nxt]] == [b"aaaa", b"bbbb", b"cccc"]
+    w.sync()  # sees the upload ended: segment 1's spool goes
+    assert len(list((tmp_path / "spool").iterdir())) == 1
     assert [w.read(loc) for loc in first] == [b"aaaa", b"bbbb"]  # from the bucket now
     w.close()
     assert _keys(s3_url) == {"text/trawl-00001.jsonl.gz": 8, "text/trawl-00002.jsonl.gz": 4}
