@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from trawl.fetch.robots import FetchOutcome, rules_for_fetch
-from trawl.fetch.robots_cache import RobotsCache, origin_of, rules_bytes
+from trawl.fetch.robots_cache import _ORIGIN_BYTES, RobotsCache, origin_of, rules_bytes
 from trawl.storage.open import open_store
 
 T0 = 1_000_000.0
@@ -134,12 +134,54 @@ def test_hosts_with_huge_robots_files_are_held_within_the_budget(tmp_path: Path)
 
 def test_the_least_recently_used_rules_go_first(tmp_path: Path) -> None:
     store = open_store(tmp_path)
-    body = b"User-agent: *\nDisallow: /p/\n"
-    cost = rules_bytes(rules_for_fetch(200, body, now=T0))
+
+    def body(name: str) -> bytes:  # rules of their own: none shared
+        return f"User-agent: *\nDisallow: /{name}/\n".encode()
+
+    cost = rules_bytes(rules_for_fetch(200, body("a"), now=T0)) + _ORIGIN_BYTES
     cache = RobotsCache(store.robots, max_bytes=3 * cost)
     for name in "abc":
-        cache.record(f"http://{name}.test", status=200, body=body, now=T0)
+        cache.record(f"http://{name}.test", status=200, body=body(name), now=T0)
     assert cache.get("http://a.test", T0 + 1) is not None  # a: used again, so b is oldest
-    cache.record("http://d.test", status=200, body=body, now=T0)
+    cache.record("http://d.test", status=200, body=body("d"), now=T0)
     assert list(cache._mem) == ["http://c.test", "http://a.test", "http://d.test"]
+    store.close()
+
+
+def test_origins_serving_the_same_rules_share_one_parse(tmp_path: Path) -> None:
+    # A platform's subdomains, the bare "Disallow:", every 404: one parse and one set of
+    # compiled matchers for all of them, each origin keeping its own times.
+    store = open_store(tmp_path)
+    cache = RobotsCache(store.robots)
+    body = b"User-agent: *\nDisallow: /private/\nCrawl-delay: 2\n"
+    origins = [f"http://s{i}.platform.test" for i in range(2_000)]
+    tracemalloc.start()
+    try:
+        for i, origin in enumerate(origins):
+            rules = cache.record(origin, status=200, body=body, now=T0 + i)
+            assert not rules.is_allowed("/private/x", "trawl")
+            assert rules.crawl_delay("trawl") == 2.0
+        del rules
+        size = tracemalloc.get_traced_memory()[0] / len(origins)
+    finally:
+        tracemalloc.stop()
+    assert size < 700, size  # was some 1.3 KB an origin, each its own parse
+    assert cache.distinct == 1 and len(cache) == len(origins)
+    one = rules_bytes(rules_for_fetch(200, body, now=T0))
+    assert cache.held_bytes == one + len(origins) * _ORIGIN_BYTES
+    # Each origin's rules expire on their own times.
+    last = cache.get(origins[-1], T0 + 86_400.5)
+    assert cache.get(origins[0], T0 + 86_400.5) is None and last is not None
+    assert last.fetched_at == T0 + len(origins) - 1
+    # 404s share too, and the shared content goes when its last origin does.
+    cache.record("http://gone.test", status=404, body=b"", now=T0)
+    assert cache.distinct == 2
+    small = RobotsCache(store.robots, capacity=2)
+    small.record("http://a.test", status=200, body=body, now=T0)
+    small.record("http://b.test", status=200, body=body, now=T0)
+    assert small.distinct == 1
+    small.record("http://c.test", status=404, body=b"", now=T0)
+    small.record("http://d.test", status=404, body=b"", now=T0)
+    assert small.distinct == 1 and list(small._mem) == ["http://c.test", "http://d.test"]
+    assert small.held_bytes == rules_bytes(rules_for_fetch(404, b"", now=T0)) + 2 * _ORIGIN_BYTES
     store.close()

@@ -141,6 +141,16 @@ class RobotsRules:
         object.__setattr__(self, "_by_agents", {})
         object.__setattr__(self, "_by_groups", {})
 
+    def restamped(self, *, fetched_at: float, expires_at: float) -> RobotsRules:
+        """These rules with other times, sharing their parse and compiled matchers (hosts
+        serving the same robots.txt hold one copy: ``RobotsCache``)."""
+        twin: RobotsRules = object.__new__(RobotsRules)
+        for name in ("groups", "sitemaps", "outcome", "_index", "_by_agents", "_by_groups"):
+            object.__setattr__(twin, name, getattr(self, name))
+        object.__setattr__(twin, "fetched_at", fetched_at)
+        object.__setattr__(twin, "expires_at", expires_at)
+        return twin
+
     def __reduce__(self) -> tuple[type[RobotsRules], tuple[object, ...]]:
         # Pickle the parsed content only; compiled matchers are rebuilt on first use.
         fields = (self.groups, self.sitemaps, self.outcome, self.fetched_at, self.expires_at)
