@@ -116,6 +116,21 @@ def test_enough_distinct_pages_and_values_make_a_rule(world: World) -> None:
     ]
 
 
+def test_hosts_without_rules_share_one_empty_mapping(world: World) -> None:
+    # Every host a link names is asked how to spell its URLs: one without rules holds
+    # no dicts of its own, and the first rule it learns gets it its own.
+    other = "o.example"
+    for name in (HOST, other):
+        assert world.eq.rewrite(f"http://{name}/a?sid=1", name) == (f"http://{name}/a?sid=1", ())
+    empty = world.eq._host(other)
+    assert empty.rules is empty.active is empty.learning is world.eq._host(HOST).rules
+    learn_sid(world, 4)
+    assert world.state("param:sid") is RuleState.ACTIVE
+    assert isinstance(world.eq._host(HOST).active, dict)
+    assert world.eq.rules(other) == [] and not empty.rules and not empty.active
+    assert world.eq.rewrite(f"http://{other}/a?sid=1", other) == (f"http://{other}/a?sid=1", ())
+
+
 def test_one_page_seen_many_times_is_one_page(world: World) -> None:
     """A soft 404: every URL of a host serves the same "not found" text, so every
     spelling of every URL is a pair. They all show one page: no rule."""

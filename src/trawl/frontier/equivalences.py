@@ -27,6 +27,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
+from types import MappingProxyType
 from typing import TypeVar
 
 from trawl import urls
@@ -94,30 +95,45 @@ class _Recent:
         # A parsed URL as the host's active rules spell it -> (that URL, the rules).
         self.forms: dict[str, tuple[str, tuple[str, ...]]] = {}
 
-    def spell(self, url: str, active: dict[str, UrlRule]) -> None:
+    def spell(self, url: str, active: Mapping[str, UrlRule]) -> None:
         form, keys = ur.rewrite(url, active)
         if keys:
             self.forms[form] = (url, keys)
+
+
+# What a host without rules holds (most hosts: every host a link names is asked how
+# to spell its URLs): one empty mapping shared, not three dicts of 64 bytes each.
+_NO_RULES: Mapping[str, UrlRule] = MappingProxyType({})
+
+
+def _own(rules: Mapping[str, UrlRule]) -> dict[str, UrlRule]:
+    """``rules`` to change in place: a dict of the host's own for the shared empty one."""
+    return rules if isinstance(rules, dict) else {}
 
 
 class _Host:
     __slots__ = ("active", "learning", "loaded_at", "rules")
 
     def __init__(self, rules: Iterable[UrlRule], now: float) -> None:
-        self.rules = {r.key: r for r in rules}
-        self.active = {k: r for k, r in self.rules.items() if r.state is RuleState.ACTIVE}
-        self.learning = {k: r for k, r in self.rules.items() if _learning(r)}  # deferral's
+        self.rules: Mapping[str, UrlRule] = {r.key: r for r in rules} or _NO_RULES
+        active = {k: r for k, r in self.rules.items() if r.state is RuleState.ACTIVE}
+        self.active: Mapping[str, UrlRule] = active or _NO_RULES
+        learning = {k: r for k, r in self.rules.items() if _learning(r)}  # deferral's
+        self.learning: Mapping[str, UrlRule] = learning or _NO_RULES
         self.loaded_at = now
 
     def put(self, rule: UrlRule) -> None:
         key = rule.key
-        self.rules[key] = rule
-        self.active.pop(key, None)
-        self.learning.pop(key, None)
+        rules = self.rules = _own(self.rules)
+        rules[key] = rule
+        active = self.active = _own(self.active)
+        learning = self.learning = _own(self.learning)
+        active.pop(key, None)
+        learning.pop(key, None)
         if rule.state is RuleState.ACTIVE:
-            self.active[key] = rule
+            active[key] = rule
         elif _learning(rule):
-            self.learning[key] = rule
+            learning[key] = rule
 
 
 class Equivalences:
