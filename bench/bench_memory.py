@@ -269,32 +269,43 @@ class Servers:
 
 
 def host_bytes(work: Path, hosts: int = 20_000) -> str:
-    """The Python heap a host known costs the SQLite frontier (its host record, the
-    schedule's entry; one URL queued), from tracemalloc around adding ``hosts`` hosts."""
+    """The Python heap a host named by links costs the crawl process, through its own
+    admission (scope ``any``: the frontier's host record and schedule entry, the host's
+    URL equivalences, its ranking; one URL each), from tracemalloc, by file."""
     import tracemalloc
 
-    from trawl import urls
-    from trawl.models import NewUrl
-    from trawl.storage.sqlite.store import SqliteCrawlStore
+    from trawl import wire
+    from trawl.clock import SystemClock
+    from trawl.config import CrawlConfig
+    from trawl.frontier.admission import Candidate
+    from trawl.frontier.traps import ScopeFilter
+    from trawl.storage.open import open_store
 
-    store = SqliteCrawlStore(work / "hosts.db")
-    frontier = store.frontier
+    data = work / "hosts"
+    store = open_store(data)
+    config = CrawlConfig(data_dir=data, scope="any")
+    admission = wire.admission(config, store, ScopeFilter("any"), clock=SystemClock(), shared=False)
     tracemalloc.start()
     before = tracemalloc.get_traced_memory()[0]
-    for i in range(hosts):
-        host = f"host-{i:06d}.example"
-        url = f"https://{host}/"
-        new = NewUrl(url=url, host=host, fp=urls.fingerprint(url), depth=0, priority=1)
-        frontier.add([new], now=0.0)
-        if i % 1000 == 999:
+    via = "https://seed.example/"
+    for i in range(0, hosts, 50):
+        found = [Candidate(f"https://h{j:06d}.example/a", 1, via=via) for j in range(i, i + 50)]
+        admission.offer(found[: hosts - i], now=0.0)
+        if i % 1000 == 950:
             store.commit({})
     store.commit({})
     grown = tracemalloc.get_traced_memory()[0] - before
+    by_file = tracemalloc.take_snapshot().statistics("filename")
     tracemalloc.stop()
     store.close()
+    parts = ", ".join(
+        f"{s.traceback[0].filename.rpartition('trawl/')[2]} {s.size / hosts:.0f}"
+        for s in by_file[:6]
+        if s.size >= hosts
+    )
     return (
-        f"host records: {grown / hosts:.0f} bytes of Python heap a host known to the "
-        f"SQLite frontier ({hosts:,} hosts, one URL each; SQLite's pages not included)"
+        f"hosts named by links: {grown / hosts:.0f} bytes of Python heap a host ({hosts:,} "
+        f"hosts, one URL each, through admission; SQLite's pages not included): {parts}"
     )
 
 
