@@ -19,6 +19,9 @@ from trawl.models import HostInfo
 # When to ask again for a host that is busy (its own fetch, or another's hold).
 HOLD_RETRY: Final = 0.1
 
+_Item = tuple[float, int, str, int]  # ready_at, token, host, priority (its order)
+_NO_ITEM: Final[_Item] = (0.0, -1, "", 0)
+
 
 class HostSchedule:
     """Hosts with queued work and the time each may next be contacted."""
@@ -26,9 +29,12 @@ class HostSchedule:
     __slots__ = ("_busy", "_entry", "_ready", "_seq", "_waiting")
 
     def __init__(self) -> None:
-        self._waiting: list[tuple[float, int, str]] = []
+        # A host's live entry is its item in ``_waiting`` (ready_at, token, host, priority),
+        # held in ``_entry`` as well: one tuple a host, not two (hosts named by links are
+        # many). Items left in a heap by a host scheduled again are stale: another token.
+        self._waiting: list[_Item] = []
         self._ready: list[tuple[int, float, int, str]] = []
-        self._entry: dict[str, tuple[int, float, int]] = {}  # host -> (token, ready_at, prio)
+        self._entry: dict[str, _Item] = {}
         self._busy: set[str] = set()
         self._seq = count()
 
@@ -53,9 +59,9 @@ class HostSchedule:
         """
         if host in self._busy:
             return
-        token = next(self._seq)
-        self._entry[host] = (token, ready_at, priority)
-        heapq.heappush(self._waiting, (ready_at, token, host))
+        item = (ready_at, next(self._seq), host, priority)
+        self._entry[host] = item
+        heapq.heappush(self._waiting, item)
         if len(self._waiting) + len(self._ready) > 4 * len(self._entry) + 1024:
             self._compact()
 
@@ -63,7 +69,7 @@ class HostSchedule:
         """Drop the stale entries a host rescheduled many times leaves behind (an entry
         of a worse order that live ones keep from the top could stay forever)."""
         self._ready = []
-        self._waiting = [(at, token, host) for host, (token, at, _p) in self._entry.items()]
+        self._waiting = list(self._entry.values())
         heapq.heapify(self._waiting)
 
     def unschedule(self, host: str) -> None:
@@ -73,10 +79,10 @@ class HostSchedule:
     def _promote(self, now: float) -> None:
         waiting, entry = self._waiting, self._entry
         while waiting and waiting[0][0] <= now:
-            ready_at, token, host = heapq.heappop(waiting)
+            ready_at, token, host, priority = heapq.heappop(waiting)
             current = entry.get(host)
-            if current is not None and current[0] == token:
-                heapq.heappush(self._ready, (current[2], ready_at, token, host))
+            if current is not None and current[1] == token:
+                heapq.heappush(self._ready, (priority, ready_at, token, host))
 
     def pop(self, now: float) -> str | None:
         """The best host whose time has come, now marked busy; None if none is ready."""
@@ -85,7 +91,7 @@ class HostSchedule:
         while ready:
             _prio, _at, token, host = heapq.heappop(ready)
             current = entry.get(host)
-            if current is not None and current[0] == token:
+            if current is not None and current[1] == token:
                 del entry[host]
                 self._busy.add(host)
                 return host
@@ -115,22 +121,22 @@ class HostSchedule:
         """When the next host becomes ready: ``now`` if one is ready, None if none is queued."""
         self._promote(now)
         ready, entry = self._ready, self._entry
-        while ready and entry.get(ready[0][3], (-1,))[0] != ready[0][2]:
+        while ready and entry.get(ready[0][3], _NO_ITEM)[1] != ready[0][2]:
             heapq.heappop(ready)
         if ready:
             return now
         waiting = self._waiting
         while waiting:
-            ready_at, token, host = waiting[0]
+            ready_at, token, host, _p = waiting[0]
             current = entry.get(host)
-            if current is not None and current[0] == token:
+            if current is not None and current[1] == token:
                 return ready_at
             heapq.heappop(waiting)
         return None
 
     def ready_count(self, now: float) -> int:
         """Hosts that could be handed out at ``now`` (for progress displays; O(n))."""
-        return sum(1 for _t, at, _p in self._entry.values() if at <= now)
+        return sum(1 for item in self._entry.values() if item[0] <= now)
 
 
 class _HostState(Protocol):
