@@ -174,7 +174,9 @@ class Equivalences:
 
     def _host(self, host: str) -> _Host:
         h = self._hosts.get(host)
-        now = self._clock.now()
+        # Asked for every link admitted: the clock only when rules are read again (a
+        # fleet's), and then a time of each host's own.
+        now = 0.0 if self._refresh is None else self._clock.now()
         if h is not None and (self._refresh is None or now - h.loaded_at < self._refresh):
             self._hosts.move_to_end(host)
             return h
