@@ -76,7 +76,7 @@ class SqliteFrontier(FrontierRows):
                 continue
             host.admitted += 1
             host.queued += 1
-            self._dirty.add(host.id)
+            self._dirty[host.id] = host
             rows.append((host.id, fp, u.url, u.depth, u.priority, u.via, u.hops, u.cash))
             added.append(u if fp == u.fp else replace(u, fp=fp))
             self._improve(host, u.priority, before)
@@ -165,7 +165,7 @@ class SqliteFrontier(FrontierRows):
             if not rows:  # counters said otherwise; trust the rows
                 host.queued = 0
                 host.head = None
-                self._dirty.add(host.id)
+                self._dirty[host.id] = host
                 self._schedule.release(name, host.next_at, has_work=False)
                 continue
             fp, url, depth, priority, attempts, via, hops, etag, last_modified, revisit, cash = (
@@ -177,7 +177,7 @@ class SqliteFrontier(FrontierRows):
                 "UPDATE urls SET status=1, due=? WHERE host_id=? AND fp=?", (expires, host.id, fp)
             )
             host.queued -= 1
-            self._dirty.add(host.id)
+            self._dirty[host.id] = host
             self._move(UrlStatus.QUEUED, UrlStatus.IN_FLIGHT)
             return Lease(
                 fp=fp,
@@ -198,7 +198,7 @@ class SqliteFrontier(FrontierRows):
     def _release(self, name: str, ready_at: float) -> None:
         host = self._hosts[name]
         host.next_at = ready_at
-        self._dirty.add(host.id)
+        self._dirty[host.id] = host
         if self._schedule.is_busy(name):
             self._schedule.release(name, ready_at, has_work=host.queued > 0, priority=host.order)
 
@@ -251,7 +251,7 @@ class SqliteFrontier(FrontierRows):
             # a little pessimistic until the next take reads the queue again.
             key = deferred_key(lease.priority) if defer else lease.priority
             self._improve(host, key, {})
-            self._dirty.add(host.id)
+            self._dirty[host.id] = host
         self._release(lease.host, host_ready_at)
 
     def hold_host(self, host: str, now: float, *, until: float) -> float | None:
@@ -314,20 +314,21 @@ class SqliteFrontier(FrontierRows):
 
     # -- time-driven returns -------------------------------------------------------
 
-    def _requeue_rows(self, rows: list[tuple[int, int, int]], old: UrlStatus) -> int:
-        """Queue again ``(fp, host_id, key)`` rows that were in status ``old``."""
+    def _requeue_rows(self, rows: list[tuple[int, str, int]], old: UrlStatus) -> int:
+        """Queue again ``(fp, host name, key)`` rows that were in status ``old``."""
         if not rows:
             return 0
+        hosts = self._hosts
         self._c.executemany(
             "UPDATE urls SET status=0, due=NULL WHERE host_id=? AND fp=?",
-            [(host_id, fp) for fp, host_id, _key in rows],
+            [(hosts[name].id, fp) for fp, name, _key in rows],
         )
         self._move(old, UrlStatus.QUEUED, len(rows))
         before: dict[str, int | None] = {}
-        for _fp, host_id, key in rows:
-            host = self._by_id[host_id]
+        for _fp, name, key in rows:
+            host = hosts[name]
             host.queued += 1
-            self._dirty.add(host_id)
+            self._dirty[host.id] = host
             self._improve(host, key, before)
         for name, order in before.items():
             host = self._hosts[name]
@@ -339,17 +340,21 @@ class SqliteFrontier(FrontierRows):
 
     def wake_due(self, now: float) -> int:
         rows = self._c.execute(
-            "SELECT fp, host_id, priority FROM urls WHERE status=6 AND due<=?", (now,)
+            "SELECT u.fp, h.name, u.priority FROM urls AS u JOIN hosts AS h ON h.id=u.host_id "
+            "WHERE u.status=6 AND u.due<=?",
+            (now,),
         ).fetchall()
         return self._requeue_rows(rows, UrlStatus.WAITING)
 
     def reclaim_expired(self, now: float) -> int:
         rows = self._c.execute(
-            "SELECT fp, host_id, priority FROM urls WHERE status=1 AND due<=?", (now,)
+            "SELECT u.fp, h.name, u.priority FROM urls AS u JOIN hosts AS h ON h.id=u.host_id "
+            "WHERE u.status=1 AND u.due<=?",
+            (now,),
         ).fetchall()
         n = self._requeue_rows(rows, UrlStatus.IN_FLIGHT)
-        for _fp, host_id, _key in rows:
-            host = self._by_id[host_id]
+        for _fp, name, _key in rows:
+            host = self._hosts[name]
             if self._schedule.is_busy(host.name):
                 self._schedule.release(host.name, host.next_at, has_work=True, priority=host.order)
         return n
@@ -366,7 +371,7 @@ class SqliteFrontier(FrontierRows):
         if budget is not None:
             h.budget = budget if h.budget is None else min(h.budget, budget)
         h.demoted_reason = one_line(reason)
-        self._dirty.add(h.id)
+        self._dirty[h.id] = h
         if h.name in self._schedule:
             self._schedule.schedule(h.name, h.next_at, h.order)
 
@@ -380,4 +385,4 @@ class SqliteFrontier(FrontierRows):
             h.priority = priority
             if h.name in self._schedule:
                 self._schedule.schedule(h.name, h.next_at, h.order)
-        self._dirty.add(h.id)
+        self._dirty[h.id] = h

@@ -56,9 +56,8 @@ class FrontierRows(ScheduleReads):
         self._max_per_host = max_per_host
         self._lease = lease_seconds
         self._schedule = HostSchedule()
-        self._hosts: dict[str, Host] = {}
-        self._by_id: dict[int, Host] = {}
-        self._dirty: set[int] = set()
+        self._hosts: dict[str, Host] = {}  # by name only (a map by id as well: 30 bytes a host)
+        self._dirty: dict[int, Host] = {}  # hosts whose row the next commit writes, by id
         self._counts: dict[UrlStatus, int] = dict.fromkeys(UrlStatus, 0)
         self._counts_dirty = False
         self._load()
@@ -74,32 +73,32 @@ class FrontierRows(ScheduleReads):
         ):
             host = Host(*row)
             self._hosts[host.name] = host
-            self._by_id[host.id] = host
+        by_id = {host.id: host for host in self._hosts.values()}  # while opening only
         for status, n in c.execute("SELECT status, n FROM status_counts"):
             self._counts[UrlStatus(status)] = n
         # Leases held by a process that died come back now (restart = every lease expired).
         stale = c.execute("SELECT host_id, count(*) FROM urls WHERE status=1 GROUP BY host_id")
         for host_id, n in stale.fetchall():
-            self._by_id[host_id].queued += n
-            self._dirty.add(host_id)
+            host = by_id[host_id]
+            host.queued += n
+            self._dirty[host_id] = host
             self._move(UrlStatus.IN_FLIGHT, UrlStatus.QUEUED, n)
         c.execute("UPDATE urls SET status=0, due=NULL WHERE status=1")
         heads = c.execute("SELECT host_id, min(priority) FROM urls WHERE status=0 GROUP BY host_id")
         for host_id, head in heads:
-            self._by_id[host_id].head = head
+            by_id[host_id].head = head
         for host in self._hosts.values():
             if host.queued > 0:
                 self._schedule.schedule(host.name, host.next_at, host.order)
 
     def _flush(self) -> None:
         if self._dirty:
-            by_id = self._by_id
             self._c.executemany(
                 "UPDATE hosts SET next_at=?, queued=?, admitted=?, budget=?, priority=?, "
                 "demoted_reason=? WHERE id=?",
                 [
                     (h.next_at, h.queued, h.admitted, h.budget, h.priority, h.demoted_reason, h.id)
-                    for h in (by_id[i] for i in self._dirty)
+                    for h in self._dirty.values()
                 ],
             )
             self._dirty.clear()
@@ -124,7 +123,6 @@ class FrontierRows(ScheduleReads):
             assert cur.lastrowid is not None
             host = Host(cur.lastrowid, name, 0.0, 0, 0, None, 0, None)
             self._hosts[name] = host
-            self._by_id[host.id] = host
         return host
 
     def lookup(self, url: str, host: str, fp: int) -> UrlRecord | None:
