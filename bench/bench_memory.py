@@ -289,8 +289,8 @@ def host_bytes(work: Path, hosts: int = 20_000) -> str:
     before = tracemalloc.get_traced_memory()[0]
     via = "https://seed.example/"
     for i in range(0, hosts, 50):
-        found = [Candidate(f"https://h{j:06d}.example/a", 1, via=via) for j in range(i, i + 50)]
-        admission.offer(found[: hosts - i], now=0.0)
+        named = range(i, min(i + 50, hosts))
+        admission.offer([Candidate(f"https://h{j:06d}.example/", 1, via=via) for j in named], now=0)
         if i % 1000 == 950:
             store.commit({})
     store.commit({})

@@ -145,7 +145,7 @@ class RobotsRules:
         """These rules with other times, sharing their parse and compiled matchers (hosts
         serving the same robots.txt hold one copy: ``RobotsCache``)."""
         twin: RobotsRules = object.__new__(RobotsRules)
-        for name in ("groups", "sitemaps", "outcome", "_index", "_by_agents", "_by_groups"):
+        for name in RobotsRules.__slots__:  # every field, those outside __init__ too
             object.__setattr__(twin, name, getattr(self, name))
         object.__setattr__(twin, "fetched_at", fetched_at)
         object.__setattr__(twin, "expires_at", expires_at)

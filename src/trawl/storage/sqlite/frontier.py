@@ -314,19 +314,18 @@ class SqliteFrontier(FrontierRows):
 
     # -- time-driven returns -------------------------------------------------------
 
-    def _requeue_rows(self, rows: list[tuple[int, str, int]], old: UrlStatus) -> int:
-        """Queue again ``(fp, host name, key)`` rows that were in status ``old``."""
+    def _requeue_rows(self, rows: list[tuple[int, int, str, int]], old: UrlStatus) -> int:
+        """Queue again ``(fp, host id, host name, key)`` rows that were in status ``old``."""
         if not rows:
             return 0
-        hosts = self._hosts
         self._c.executemany(
             "UPDATE urls SET status=0, due=NULL WHERE host_id=? AND fp=?",
-            [(hosts[name].id, fp) for fp, name, _key in rows],
+            [(host_id, fp) for fp, host_id, _name, _key in rows],
         )
         self._move(old, UrlStatus.QUEUED, len(rows))
         before: dict[str, int | None] = {}
-        for _fp, name, key in rows:
-            host = hosts[name]
+        for _fp, _id, name, key in rows:
+            host = self._hosts[name]
             host.queued += 1
             self._dirty[host.id] = host
             self._improve(host, key, before)
@@ -340,23 +339,23 @@ class SqliteFrontier(FrontierRows):
 
     def wake_due(self, now: float) -> int:
         rows = self._c.execute(
-            "SELECT u.fp, h.name, u.priority FROM urls AS u JOIN hosts AS h ON h.id=u.host_id "
-            "WHERE u.status=6 AND u.due<=?",
+            "SELECT u.fp, u.host_id, h.name, u.priority FROM urls AS u "
+            "JOIN hosts AS h ON h.id=u.host_id WHERE u.status=6 AND u.due<=?",
             (now,),
         ).fetchall()
         return self._requeue_rows(rows, UrlStatus.WAITING)
 
     def reclaim_expired(self, now: float) -> int:
         rows = self._c.execute(
-            "SELECT u.fp, h.name, u.priority FROM urls AS u JOIN hosts AS h ON h.id=u.host_id "
-            "WHERE u.status=1 AND u.due<=?",
+            "SELECT u.fp, u.host_id, h.name, u.priority FROM urls AS u "
+            "JOIN hosts AS h ON h.id=u.host_id WHERE u.status=1 AND u.due<=?",
             (now,),
         ).fetchall()
         n = self._requeue_rows(rows, UrlStatus.IN_FLIGHT)
-        for _fp, name, _key in rows:
-            host = self._hosts[name]
-            if self._schedule.is_busy(host.name):
-                self._schedule.release(host.name, host.next_at, has_work=True, priority=host.order)
+        for _fp, _id, name, _key in rows:
+            if self._schedule.is_busy(name):
+                host = self._hosts[name]
+                self._schedule.release(name, host.next_at, has_work=True, priority=host.order)
         return n
 
     # -- hosts ---------------------------------------------------------------------
