@@ -13,7 +13,14 @@ import pytest
 
 from tests.unit.test_index_volumes import _doc, _live, write_again_and_again
 from trawl.index.layout import volume_dirs
-from trawl.index.terms import TERMS_FILE, TermFilter, append_terms, repair_terms, term_hashes
+from trawl.index.terms import (
+    TERMS_FILE,
+    OpenTerms,
+    TermFilter,
+    append_terms,
+    repair_terms,
+    term_hashes,
+)
 from trawl.index.volumes import ClosedVolume
 from trawl.index.writer import Indexer
 
@@ -141,3 +148,99 @@ def test_a_rebuild_gives_an_older_volume_its_terms_file(tmp_path: Path) -> None:
         indexer.close()
     again = TermFilter.load(index_dir)
     assert again is not None and again.may_hold(term_hashes(["https://example.org/b"], [])).all()
+
+
+def test_the_open_volume_filter_grows_and_never_misses_a_term(tmp_path: Path) -> None:
+    terms = OpenTerms(tmp_path)  # no file yet: an empty volume
+    assert not terms.may_hold("https://example.org/0", "k0")
+    small = terms.nbytes
+    urls = [f"https://example.org/{i}" for i in range(40_000)]
+    for start in range(0, len(urls), 1_000):  # batches, each appended then added
+        batch = urls[start : start + 1_000]
+        hashes = term_hashes(batch, [f"k-{u}" for u in batch])
+        append_terms(tmp_path, hashes)
+        terms.add(hashes)
+    assert terms.nbytes > small  # made again, larger, from the file
+    assert all(terms.may_hold(u, "no such key") for u in urls[::97])
+    assert all(terms.may_hold("https://example.org/new", f"k-{u}") for u in urls[::89])
+    others = [f"https://example.org/other/{i}" for i in range(5_000)]
+    assert sum(terms.may_hold(u, u) for u in others) < 10
+    # Reopened (a writer opened again), from the file alone.
+    again = OpenTerms(tmp_path)
+    assert all(again.may_hold(u, "no such key") for u in urls[::97])
+
+
+class _CountingWriter:
+    """A tantivy writer that counts the deletes asked of it."""
+
+    def __init__(self, inner: object) -> None:
+        self.inner = inner
+        self.deletes = 0
+
+    def delete_documents_by_term(self, field: str, value: str) -> int:
+        self.deletes += 1
+        return int(self.inner.delete_documents_by_term(field, value))  # type: ignore[attr-defined]
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.inner, name)
+
+
+def _counting(indexer: Indexer) -> _CountingWriter:
+    spy = _CountingWriter(indexer._writer)
+    indexer._writer = spy  # type: ignore[assignment]
+    return spy
+
+
+def test_a_new_page_costs_no_delete_and_a_page_again_replaces_its_copy(tmp_path: Path) -> None:
+    index_dir = tmp_path / "index"
+    indexer = Indexer(index_dir)
+    try:
+        spy = _counting(indexer)
+        indexer.write(_doc(f"https://example.org/{i}", f"k{i}", f"text {i}") for i in range(20))
+        assert spy.deletes == 0  # new pages: nothing to replace
+        indexer.write([_doc("https://example.org/3", "k3-new", "new text")])
+        assert spy.deletes == 2  # by URL and by content hash
+        # Within one batch: the same URL twice, and two URLs of one content hash.
+        indexer.write(
+            [
+                _doc("https://example.org/a", "ka1", "first"),
+                _doc("https://example.org/a", "ka2", "second"),
+                _doc("https://example.org/b", "same", "b"),
+                _doc("https://example.org/c", "same", "c"),
+            ]
+        )
+    finally:
+        indexer.close()
+    indexer = Indexer(index_dir)  # reopened: what the volume holds, from its terms file
+    try:
+        spy = _counting(indexer)
+        indexer.write([_doc("https://example.org/5", "k5-new", "again")])
+        assert spy.deletes == 2
+    finally:
+        indexer.close()
+    live = _live(index_dir)
+    assert live["https://example.org/3"] == ["k3-new"]
+    assert live["https://example.org/5"] == ["k5-new"]
+    assert live["https://example.org/a"] == ["ka2"]
+    assert "https://example.org/b" not in live and live["https://example.org/c"] == ["same"]
+    assert len(live) == 20 + 2
+
+
+def test_a_volume_without_its_terms_file_deletes_before_every_add(tmp_path: Path) -> None:
+    index_dir = tmp_path / "index"
+    indexer = Indexer(index_dir)
+    try:
+        indexer.write(_doc(f"https://example.org/{i}", f"k{i}", f"text {i}") for i in range(5))
+    finally:
+        indexer.close()
+    (index_dir / TERMS_FILE).unlink()  # an older trawl's volume: what it holds is not known
+    indexer = Indexer(index_dir)
+    try:
+        spy = _counting(indexer)
+        indexer.write(
+            [_doc("https://example.org/2", "k2-new", "new"), _doc("https://x/", "x", "x")]
+        )
+        assert spy.deletes == 4
+    finally:
+        indexer.close()
+    assert _live(index_dir)["https://example.org/2"] == ["k2-new"]

@@ -49,7 +49,14 @@ from trawl.index.schema import (
     title_field,
 )
 from trawl.index.stems import Stems, ascii_split, register_writer
-from trawl.index.terms import TERMS_FILE, append_terms, clear_terms, repair_terms, term_hashes
+from trawl.index.terms import (
+    TERMS_FILE,
+    OpenTerms,
+    append_terms,
+    clear_terms,
+    repair_terms,
+    term_hashes,
+)
 from trawl.index.volumes import ClosedVolumes
 from trawl.memory import MemoryLimits
 from trawl.models import Location
@@ -284,6 +291,10 @@ class Indexer(PageIndex):
         # A volume an older trawl began has documents and no terms file: it gets
         # none (a file of only the later terms would hide the earlier from retire).
         self._terms = (volume / TERMS_FILE).exists() or self._index.searcher().num_docs == 0
+        self._held = self._open_terms() if self._terms else None
+
+    def _open_terms(self) -> OpenTerms:
+        return OpenTerms(self.volume, expected=2 * self._volume_docs)
 
     def _close_volume(self) -> None:
         """Let the open volume's merges finish and give its writer back."""
@@ -308,13 +319,28 @@ class Indexer(PageIndex):
         found = NewWords()  # the documents' words new to the lexicon
         urls: list[str] = []
         keys: list[str] = []
+        # An earlier copy is deleted where there may be one: in the volume (its terms
+        # say so; without a terms file, always) or earlier in this batch. A delete of
+        # what is not there is no harm, but tantivy applies each to every segment of
+        # the volume at the commit: for a new page, CPU and memory for nothing.
+        terms = self._held
+        batch_urls: set[str] = set()
+        batch_keys: set[str] = set()
         for doc in docs:
             urls.append(doc.url)
             keys.append(doc.key)
             code = field_code(doc.language)
             title, text = normalise(doc.title), normalise(doc.text)
-            w.delete_documents_by_term("url", doc.url)
-            w.delete_documents_by_term("key", doc.key)
+            if (
+                terms is None
+                or doc.url in batch_urls
+                or doc.key in batch_keys
+                or terms.may_hold(doc.url, doc.key)
+            ):
+                w.delete_documents_by_term("url", doc.url)
+                w.delete_documents_by_term("key", doc.key)
+            batch_urls.add(doc.url)
+            batch_keys.add(doc.key)
             stems = self._stems.get(code)
             if stems is None:
                 stems = self._stems[code] = Stems(code)
@@ -328,6 +354,8 @@ class Indexer(PageIndex):
         hashes = term_hashes(urls, keys) if urls and (self._terms or self._closed) else None
         if hashes is not None and self._terms:  # before the commit: all it may hold
             append_terms(self.volume, hashes)
+            if terms is not None:
+                terms.add(hashes)
         opstamp = w.commit()
         held = self._lexicon.update(self._index, found)
         if urls and len(self._closed):
@@ -352,6 +380,7 @@ class Indexer(PageIndex):
         self._writer.commit()
         clear_terms(self.index_dir)
         self._terms = True  # empty now: its terms file begins again
+        self._held = self._open_terms()
         self._lexicon.clear()
 
     def close(self) -> None:
