@@ -2,7 +2,7 @@
 crawl grows?
 
     .venv/bin/python bench/bench_memory.py [--sizes 10000,200000] [--per-host 50]
-        [--modes embedded,redis] [--every 0.2] [--tracemalloc 60] [--keep]
+        [--modes embedded,redis] [--every 0.2] [--tracemalloc 60] [--peaks DIR] [--keep]
 
 For each size N: bench_crawl's local web (``SampleWeb``, pages of 15 to 80 KB, served by
 our own nginx, no access log, no delay: ``bench_crawl.build_web`` and ``Nginx``) of
@@ -23,6 +23,11 @@ process, parse worker, forkserver, resource tracker, and for redis: the submitte
 redis-server, the S3 server), the largest peak of one process, how many there were,
 and the growth from the smaller size to the larger. The crawl process's RSS at a
 quarter, half, three quarters and the end of the run shows whether it still climbs.
+
+``--peaks DIR``: at each new high of the crawl (or worker) process's anonymous RSS
+(from ``--peaks-after`` s on), its Python threads' stacks (``py-spy dump``, the
+process not paused) go to DIR, and the report counts what its busy threads were in at
+those highs (``_peaks.py``): what the short swings that set the peaks are.
 
 ``--tracemalloc S``: the largest size's crawl process runs under bench/_memtrace.py,
 which writes what holds its Python heap every S seconds (and what grew since the
@@ -55,6 +60,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))  # run as a script
 
 from bench import bench_crawl, bench_fleet  # noqa: E402
+from bench._peaks import PeakWatch  # noqa: E402
 
 MB = 1e6
 MEMTRACE = HERE / "_memtrace.py"
@@ -89,6 +95,7 @@ class Sampler:
     # the root's samples: seconds, RSS, file-backed and anonymous RSS
     series: list[tuple[float, int, int, int]] = field(default_factory=list)
     peak_sum: int = 0
+    watch: PeakWatch | None = None  # --peaks: the root's stacks at its highs
     _stop: threading.Event = field(default_factory=threading.Event)
     _thread: threading.Thread | None = None
 
@@ -139,6 +146,8 @@ class Sampler:
                 self.anon[p.pid] = max(self.anon.get(p.pid, 0), anon)
                 if p.pid == self.root and rss:  # 0: exited, not reaped yet
                     self.series.append((time.monotonic() - started, rss, file, anon))
+                    if self.watch is not None:
+                        self.watch.sample(self.series[-1][0], anon)
             self.peak_sum = max(self.peak_sum, total)
             self._stop.wait(self.every)
 
@@ -181,6 +190,7 @@ class Measured:
     peak_sum: int
     climb: str
     command: str
+    peaks: str = ""
 
 
 def _wait(proc: subprocess.Popen[bytes], timeout: float, what: str) -> None:
@@ -205,7 +215,8 @@ def embedded(
     started = time.monotonic()
     with log.open("wb") as sink:
         proc = subprocess.Popen(cmd, stdout=sink, stderr=subprocess.STDOUT, cwd=bench_crawl.ROOT)
-    with Sampler(proc.pid, "crawl process", {}, args.every) as s:
+    watch = None if trace else _watch(args, proc, size)
+    with Sampler(proc.pid, "crawl process", {}, args.every, watch=watch) as s:
         _wait(proc, args.timeout, f"crawl of {size:,}")
     if args.series:
         s.write_series(args.series / f"embedded-{size}{'-traced' if trace else ''}.tsv")
@@ -213,7 +224,8 @@ def embedded(
     bench_fleet.reap_orphans()
     pages = bench_fleet.stored(["--data", str(data)])
     shown = bench_crawl.show_cmd(cmd)
-    return Measured(size, "embedded", pages, wall, s.by_kind(), s.peak_sum, s.climb(), shown)
+    peaks = "" if watch is None else watch.summary()
+    return Measured(size, "embedded", pages, wall, s.by_kind(), s.peak_sum, s.climb(), shown, peaks)
 
 
 def redis_worker(
@@ -235,7 +247,8 @@ def redis_worker(
     started = time.monotonic()
     with log.open("wb") as sink:
         proc = subprocess.Popen(cmd, stdout=sink, stderr=subprocess.STDOUT)
-    with Sampler(proc.pid, "worker process", others, args.every) as s:
+    watch = _watch(args, proc, size, "worker")
+    with Sampler(proc.pid, "worker process", others, args.every, watch=watch) as s:
         _wait(proc, args.timeout, f"worker of {size:,}")
         _wait(submit, 60, "submitter")
     if args.series:
@@ -244,7 +257,16 @@ def redis_worker(
     bench_fleet.reap_orphans()
     pages = bench_fleet.stored(place)
     shown = bench_crawl.show_cmd(cmd)
-    return Measured(size, "redis", pages, wall, s.by_kind(), s.peak_sum, s.climb(), shown)
+    peaks = "" if watch is None else watch.summary()
+    return Measured(size, "redis", pages, wall, s.by_kind(), s.peak_sum, s.climb(), shown, peaks)
+
+
+def _watch(
+    args: argparse.Namespace, proc: subprocess.Popen[bytes], size: int, label: str = "crawl"
+) -> PeakWatch | None:
+    if args.peaks is None:
+        return None
+    return PeakWatch(proc.pid, args.peaks, f"{label}-{size}", after=args.peaks_after)
 
 
 @dataclass
@@ -351,6 +373,8 @@ def report(runs: list[Measured]) -> list[str]:
         for r in mine:
             out.append(f"{r.size:,}: {r.mode} process RSS over the run: {r.climb}")
             out.append(f"   $ {r.command}")
+            if r.peaks:
+                out.append(f"   {r.peaks}")
     return out
 
 
@@ -380,6 +404,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--keep", action="store_true")
     ap.add_argument(
         "--series", type=Path, help="write the crawl (or worker) process's samples here, TSV"
+    )
+    ap.add_argument(
+        "--peaks",
+        type=Path,
+        metavar="DIR",
+        help="at each new high of the crawl (or worker) process's anonymous RSS, dump its "
+        "Python threads' stacks here (py-spy) and count what the busy ones were in",
+    )
+    ap.add_argument(
+        "--peaks-after", type=float, default=10.0, help="with --peaks: highs from this second on"
     )
     args = ap.parse_args(argv)
     sizes = [int(x) for x in args.sizes.split(",")]
@@ -417,6 +451,8 @@ def main(argv: list[str] | None = None) -> int:
                     )
                     print(f"  {mode}: {r.pages:,} pages stored in {r.wall:.0f} s; peaks: {peaks}")
                     print(f"    {mode} process over the run: {r.climb}", flush=True)
+                    if r.peaks:
+                        print(f"    {r.peaks}", flush=True)
                 if args.tracemalloc and size == sizes[-1]:
                     embedded(web, work, size, args, trace=args.tracemalloc)
                     print(f"  tracemalloc snapshots: {work / 'memtrace'}")
