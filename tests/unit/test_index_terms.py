@@ -177,9 +177,19 @@ class _CountingWriter:
         self.inner = inner
         self.deletes = 0
 
+        self.fail_add_at: int | None = None  # the add that raises (0 first), once
+        self.adds = 0
+
     def delete_documents_by_term(self, field: str, value: str) -> int:
         self.deletes += 1
         return int(self.inner.delete_documents_by_term(field, value))  # type: ignore[attr-defined]
+
+    def add_document(self, doc: object) -> int:
+        if self.adds == self.fail_add_at:
+            self.fail_add_at = None
+            raise ValueError("an add that fails")
+        self.adds += 1
+        return int(self.inner.add_document(doc))  # type: ignore[attr-defined]
 
     def __getattr__(self, name: str) -> object:
         return getattr(self.inner, name)
@@ -244,3 +254,30 @@ def test_a_volume_without_its_terms_file_deletes_before_every_add(tmp_path: Path
     finally:
         indexer.close()
     assert _live(index_dir)["https://example.org/2"] == ["k2-new"]
+
+
+def test_a_batch_that_failed_leaves_no_second_copy(tmp_path: Path) -> None:
+    """A batch fails after some adds: they stay in the writer, uncommitted, and a later
+    commit makes them live; a later copy of those pages still replaces them."""
+    index_dir = tmp_path / "index"
+    indexer = Indexer(index_dir)
+    try:
+        spy = _counting(indexer)
+        spy.fail_add_at = 2
+        urls = [f"https://example.org/{i}" for i in range(4)]
+        with pytest.raises(ValueError, match="an add that fails"):
+            indexer.write(_doc(u, f"k-{u}", "first try") for u in urls)
+        indexer.write([_doc(urls[0], f"k-{urls[0]}", "again"), _doc("https://n/", "n", "n")])
+        assert spy.deletes == 2  # the page of the failed batch, not the new one
+    finally:
+        indexer.close()
+    indexer = Indexer(index_dir)  # reopened: the terms file has the failed batch's too
+    try:
+        spy = _counting(indexer)
+        indexer.write([_doc(urls[1], f"k-{urls[1]}", "later")])
+        assert spy.deletes == 2
+    finally:
+        indexer.close()
+    live = _live(index_dir)
+    assert live[urls[0]] == [f"k-{urls[0]}"] and live[urls[1]] == [f"k-{urls[1]}"]
+    assert sorted(live) == sorted([*urls[:2], "https://n/"])

@@ -144,22 +144,27 @@ class OpenTerms:
     def __init__(self, volume: Path, *, expected: int = 0) -> None:
         self._volume = volume
         self._expected = max(_LEAST_OPEN, expected)
+        self._unfiled: list[Hashes] = []  # added, not in the file (a batch that failed)
         self._filter = self._made()
 
     def _made(self) -> TermFilter:
         held = _held(self._volume)
-        if held is None:
-            held = np.zeros(0, dtype=np.uint64)
-        return TermFilter(held, capacity=max(self._expected, 2 * len(held)))
+        parts = [np.zeros(0, dtype=np.uint64) if held is None else held, *self._unfiled]
+        hashes = np.concatenate(parts)
+        return TermFilter(hashes, capacity=max(self._expected, 2 * len(hashes)))
 
     def may_hold(self, url: str, key: str) -> bool:
         """Whether the volume may hold a document of this URL or content hash."""
         return bool(self._filter.may_hold(term_hashes((url,), (key,))).any())
 
-    def add(self, hashes: Hashes) -> None:
-        """``hashes`` were appended to the volume's terms file (``append_terms``)."""
+    def add(self, hashes: Hashes, *, filed: bool = True) -> None:
+        """``hashes`` were appended to the volume's terms file (``append_terms``), or
+        (``filed=False``) are held by documents added but not committed: a batch that
+        failed, whose documents a later commit makes live."""
+        if not filed:
+            self._unfiled.append(hashes)
         if self._filter.count + len(hashes) > self._filter.capacity:
-            self._filter = self._made()  # the file holds them now
+            self._filter = self._made()  # the file holds them now (or _unfiled)
         else:
             self._filter.add(hashes)
 

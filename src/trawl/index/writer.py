@@ -326,37 +326,51 @@ class Indexer(PageIndex):
         terms = self._held
         batch_urls: set[str] = set()
         batch_keys: set[str] = set()
-        for doc in docs:
-            urls.append(doc.url)
-            keys.append(doc.key)
-            code = field_code(doc.language)
-            title, text = normalise(doc.title), normalise(doc.text)
-            if (
-                terms is None
-                or doc.url in batch_urls
-                or doc.key in batch_keys
-                or terms.may_hold(doc.url, doc.key)
-            ):
-                w.delete_documents_by_term("url", doc.url)
-                w.delete_documents_by_term("key", doc.key)
-            batch_urls.add(doc.url)
-            batch_keys.add(doc.key)
-            stems = self._stems.get(code)
-            if stems is None:
-                stems = self._stems[code] = Stems(code)
-            # An ASCII text is split once, for the lexicon and for the body's terms.
-            body = ascii_split(text) if text.isascii() else None
-            head = ascii_split(title) if body is not None and title.isascii() else None
-            w.add_document(_document(doc, code, title, stems.body(text, body), stems))
-            parts = None if head is None or body is None else (head, body)
-            found.add(code, self._lexicon.words(f"{title}\n{text}", parts))
-        # Made once, for the open volume's terms file and the closed volumes' filters.
-        hashes = term_hashes(urls, keys) if urls and (self._terms or self._closed) else None
-        if hashes is not None and self._terms:  # before the commit: all it may hold
-            append_terms(self.volume, hashes)
-            if terms is not None:
-                terms.add(hashes)
-        opstamp = w.commit()
+        try:
+            for doc in docs:
+                urls.append(doc.url)
+                keys.append(doc.key)
+                code = field_code(doc.language)
+                title, text = normalise(doc.title), normalise(doc.text)
+                if (
+                    terms is None
+                    or doc.url in batch_urls
+                    or doc.key in batch_keys
+                    or terms.may_hold(doc.url, doc.key)
+                ):
+                    w.delete_documents_by_term("url", doc.url)
+                    w.delete_documents_by_term("key", doc.key)
+                batch_urls.add(doc.url)
+                batch_keys.add(doc.key)
+                stems = self._stems.get(code)
+                if stems is None:
+                    stems = self._stems[code] = Stems(code)
+                # An ASCII text is split once, for the lexicon and for the body's terms.
+                body = ascii_split(text) if text.isascii() else None
+                head = ascii_split(title) if body is not None and title.isascii() else None
+                w.add_document(_document(doc, code, title, stems.body(text, body), stems))
+                parts = None if head is None or body is None else (head, body)
+                found.add(code, self._lexicon.words(f"{title}\n{text}", parts))
+            # Made once, for the open volume's terms file and the closed volumes' filters.
+            hashes = term_hashes(urls, keys) if urls and (self._terms or self._closed) else None
+            if hashes is not None and self._terms:  # before the commit: all it may hold
+                append_terms(self.volume, hashes)
+                if terms is not None:
+                    terms.add(hashes)
+            opstamp = w.commit()
+        except BaseException:
+            # What was added stays in the writer, uncommitted, and the next commit makes
+            # it live: a later copy of those pages must delete it, so the terms file
+            # (where it can still be written) and the filter have them.
+            if self._terms and urls:
+                attempted, filed = term_hashes(urls, keys), True
+                try:
+                    append_terms(self.volume, attempted)
+                except OSError:  # a full disk: this process's filter has them still
+                    filed = False
+                if terms is not None:
+                    terms.add(attempted, filed=filed)
+            raise
         held = self._lexicon.update(self._index, found)
         if urls and len(self._closed):
             self._closed.retire(urls, keys, hashes)  # their copies in closed volumes
