@@ -24,6 +24,9 @@ from pathlib import Path
 
 MIB = 1 << 20
 _COMMAND = re.compile(r"trawl/(cli/|__main__)")  # the command line's frames, under all
+# Where a thread waits for work, not in it: a worker thread's queue, an event's or a
+# condition's wait (the tickers), the DNS resolver's shutdown loop.
+_PARKED = ("_worker (", "Condition.wait (", "Event.wait (", "_ChannelShutdownManager.")
 _THREAD = re.compile(r'^Thread (\d+) \(([^)]*)\): "([^"]*)"')
 
 
@@ -33,26 +36,32 @@ def _pyspy() -> str | None:
 
 
 def busy_frames(dump: str) -> list[str]:
-    """Each thread of a py-spy dump that is not idle, as ``thread: frame`` (its
-    innermost frame in trawl's code below the command line's, else its innermost)."""
+    """Each thread of a py-spy dump that is at work, as ``thread: frame`` (its
+    innermost frame in trawl's code below the command line's, else its innermost).
+    py-spy calls a thread idle when it waits outside Python, as the index batch's does
+    in tantivy's commit: such a thread counts (``, waiting``) unless it is parked (an
+    executor's queue, a ticker's or a lock's wait)."""
     out: list[str] = []
     name: str | None = None
+    idle = False
     frames: list[str] = []
 
     def flush() -> None:
-        if name is not None and frames:
-            ours = [f for f in frames if "trawl/" in f and not _COMMAND.search(f)]
-            # No trawl frame under the command's: the loop in asyncio's own code (its
-            # selector, a callback's dispatch), where native threads set the high.
-            out.append(f"{name}: {ours[0] if ours else 'in asyncio: ' + frames[0]}")
+        if name is None or not frames or (idle and frames[0].startswith(_PARKED)):
+            return
+        ours = [f for f in frames if "trawl/" in f and not _COMMAND.search(f)]
+        if not ours and name != "event loop":
+            return
+        # No trawl frame under the command's: the loop in asyncio's own code (its
+        # selector, a callback's dispatch), where native threads set the high.
+        where = ours[0] if ours else "in asyncio: " + frames[0]
+        out.append(f"{name}: {where}{', waiting' if idle else ''}")
 
     for line in dump.splitlines():
         m = _THREAD.match(line)
         if m:
             flush()
-            state, thread = m.group(2), m.group(3)
-            name = None if "idle" in state else _kind(thread)
-            frames = []
+            name, idle, frames = _kind(m.group(3)), "idle" in m.group(2), []
         elif name is not None and line.startswith("    "):
             frames.append(line.strip())
     flush()
