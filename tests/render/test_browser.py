@@ -95,24 +95,39 @@ def _config(web: TestWeb, data: Path, seeds: list[str], **changes: object) -> ob
     )
 
 
+def _left_behind(folder: Path, profile: Path) -> list[Path]:
+    """What a browser leaves in the temporary directory: its wrapper's folder (and in
+    it Chromium's TMPDIR, where the singleton socket's folder goes) and its profile."""
+    return [p for p in (folder, profile) if p.exists()]
+
+
+def _profile_of(folder: Path) -> Path:
+    """The profile the wrapper in ``folder`` noted (it exists while the browser runs)."""
+    profile = Path((folder / "profile").read_text())
+    assert profile.name.startswith("playwright_chromiumdev_profile-") and profile.exists()
+    return profile
+
+
 async def _crawl_with(
     data: Path, web: TestWeb, seeds: list[str], trouble: str, **changes: object
 ) -> tuple[Crawl, RenderStep]:
     """Crawl ``seeds``; the first browser gets SIGKILL (``crashed``) or SIGSTOP
-    (``hung``) while its first page renders."""
+    (``hung``) while its first page renders. Asserts that the struck browser's folder
+    and profile are gone once the crawl is closed."""
     crawl = Crawl(_config(web, data, seeds, **changes))  # type: ignore[arg-type]
     render = crawl.fetcher.render
     assert render is not None
+    struck: list[Path] = []
 
     async def strike() -> None:
         for _ in range(3000):  # until the first page is open in the browser
             if render.pool.browser is not None and render.pool.browser.active:
                 break
             await asyncio.sleep(0.01)
-        assert render.pool.browser is not None
-        pid = render.pool.browser.pid
-        assert pid is not None
-        os.killpg(pid, signal.SIGKILL if trouble == "crashed" else signal.SIGSTOP)
+        browser = render.pool.browser
+        assert browser is not None and browser.pid is not None
+        struck.extend((browser.folder, _profile_of(browser.folder)))
+        os.killpg(browser.pid, signal.SIGKILL if trouble == "crashed" else signal.SIGSTOP)
 
     striker = asyncio.create_task(strike())
     try:
@@ -120,6 +135,7 @@ async def _crawl_with(
     finally:
         crawl.close()
         striker.cancel()
+    assert len(struck) == 2 and _left_behind(*struck) == []
     return crawl, render
 
 
@@ -186,6 +202,12 @@ async def test_a_crawl_killed_with_sigkill_leaves_no_browser_and_renders_again(
             with contextlib.suppress(psutil.Error):
                 for p in psutil.Process(proc.pid).children(recursive=True):
                     if "chrom" in p.name():
+                        (profile,) = (
+                            Path(a.partition("=")[2])
+                            for a in p.cmdline()
+                            if a.startswith("--user-data-dir=")
+                        )
+                        folder = Path(p.environ()["TMPDIR"])  # the wrapper's
                         browser = os.getpgid(p.pid)
                         break
             if browser is not None or proc.returncode is not None:
@@ -204,6 +226,10 @@ async def test_a_crawl_killed_with_sigkill_leaves_no_browser_and_renders_again(
         )
         _out, err = await again.communicate()
         assert again.returncode == 0, err.decode()
+    # The killed crawl could not remove its browser's folder and profile; the next
+    # launch swept them.
+    assert folder.name.startswith("trawl-browser-")
+    assert _left_behind(folder, profile) == []
     states = _pages(url_states(data))
     assert len(states) == 4 and set(states.values()) == {("parsed", "stored")}
     texts = text_records(data)

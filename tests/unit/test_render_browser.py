@@ -48,6 +48,21 @@ def test_wrapper_folders_of_dead_browsers_are_swept(tmp_path: Path) -> None:
         folder.mkdir()
     (gone / "pid").write_text("999999999")  # no such process
     (alive / "pid").write_text(str(os.getpid()))
+    # The profiles Playwright's driver made for them (the wrapper notes each path);
+    # only a path named as the driver names a profile is removed.
+    profiles = {}
+    for folder in (gone, alive):
+        profiles[folder] = tmp_path / f"playwright_chromiumdev_profile-{folder.name}"
+        (profiles[folder] / "Default").mkdir(parents=True)
+        (folder / "profile").write_text(str(profiles[folder]))
+    other = tmp_path / "gone-elsewhere"
+    other.mkdir()
+    (other / "keep").write_text("not a profile")
+    elsewhere = tmp_path / "trawl-browser-elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "pid").write_text("999999999")
+    (elsewhere / "profile").write_text(str(other))
     _sweep(tmp_path)
-    assert not gone.exists()
-    assert alive.exists() and starting.exists()
+    assert not gone.exists() and not profiles[gone].exists()
+    assert alive.exists() and starting.exists() and profiles[alive].exists()
+    assert not elsewhere.exists() and (other / "keep").exists()

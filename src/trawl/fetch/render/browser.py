@@ -10,6 +10,11 @@ own, and never outliving the crawl.
   (``MAP * ~NOTFOUND``); WebRTC may use no unproxied UDP, and QUIC is off.
 - Popups are refused (``--block-new-web-contents``); the profile is a new empty one
   per launch (Playwright's temporary ``--user-data-dir``), removed at close.
+  The wrapper notes its path and gives Chromium its own folder as TMPDIR, so a
+  browser that crashed or was killed, or a crawl killed with its driver, leaves
+  nothing in the temporary directory once the browser is closed or the next
+  launch sweeps (each was some 1.2 MB left behind: a page that crashes Chromium
+  again and again would fill the disk).
 - Chromium is started by a small wrapper script that sets ``PR_SET_PDEATHSIG``
   (SIGKILL) and writes its process id before it execs the browser: Playwright's
   driver is the browser's parent and exits when the crawl's process dies (its pipe
@@ -71,10 +76,24 @@ _WRAPPER: Final = """#!{python} -I
 import ctypes, os, sys
 if sys.platform.startswith("linux"):
     ctypes.CDLL(None, use_errno=True).prctl(1, 9)  # PR_SET_PDEATHSIG, SIGKILL
+for arg in sys.argv[1:]:
+    if arg.startswith("--user-data-dir="):
+        with open({profilefile!r}, "w") as f:
+            f.write(arg.partition("=")[2])
+if {own_tmp!r}:
+    os.environ["TMPDIR"] = {folder!r}
 with open({pidfile!r}, "w") as f:
     f.write(str(os.getpid()))
 os.execv({browser!r}, [{browser!r}, *sys.argv[1:]])
 """
+# The profile Playwright's driver makes for each launch (in its temporary directory):
+# its driver removes it when the browser exits while it watches, but not when the
+# driver itself is killed with the crawl, nor always after a browser it saw crash.
+_PROFILE_PREFIX: Final = "playwright_chromiumdev_profile-"
+# Chromium puts its singleton socket in $TMPDIR/org.chromium.Chromium.XXXXXX (left
+# behind by a browser killed with SIGKILL); in the wrapper's folder while the path fits
+# a Unix socket's 108 bytes.
+_OWN_TMP_WITHIN: Final = 60
 
 
 def require_playwright() -> None:
@@ -105,7 +124,7 @@ class Launched:
 
     playwright: Playwright
     browser: Browser
-    folder: Path  # the wrapper and its pid file
+    folder: Path  # the wrapper, its pid file, the profile's path, Chromium's TMPDIR
     pid: int | None  # the browser process (leader of its own process group)
     version: str
     alive: bool = True
@@ -160,18 +179,30 @@ class Launched:
         self.kill()
         with contextlib.suppress(Exception):
             await self.playwright.stop()
-        shutil.rmtree(self.folder, ignore_errors=True)
+        _remove(self.folder)
+
+
+def _remove(folder: Path) -> None:
+    """Remove a gone browser's wrapper folder and the profile it was started with."""
+    with contextlib.suppress(OSError, ValueError):
+        profile = Path((folder / "profile").read_text())
+        # Only what Playwright's driver names a profile: the file is ours, the path
+        # could be anything if it was not.
+        if profile.name.startswith(_PROFILE_PREFIX) and profile.is_absolute():
+            shutil.rmtree(profile, ignore_errors=True)
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 def _sweep(tmp: Path) -> None:
-    """Remove the wrapper folders of browsers that are gone (a crawl killed with
-    SIGKILL cannot remove its own); a folder whose browser lives is left alone."""
+    """Remove the wrapper folders (and profiles) of browsers that are gone (a crawl
+    killed with SIGKILL cannot remove its own); a folder whose browser lives is left
+    alone."""
     for folder in tmp.glob(f"{_PREFIX}*"):
         try:
             pid = int((folder / "pid").read_text())
             os.kill(pid, 0)
         except ProcessLookupError:
-            shutil.rmtree(folder, ignore_errors=True)
+            _remove(folder)
         except (OSError, ValueError):
             continue  # being started (no pid yet), or not ours to judge
 
@@ -203,7 +234,14 @@ async def launch(executable: str | None, *, start_within: float = 30.0) -> Launc
     if executable is not None:
         wrapper = folder / "chromium"
         wrapper.write_text(
-            _WRAPPER.format(python=sys.executable, pidfile=str(pidfile), browser=executable)
+            _WRAPPER.format(
+                python=sys.executable,
+                pidfile=str(pidfile),
+                profilefile=str(folder / "profile"),
+                folder=str(folder),
+                own_tmp=len(str(folder)) <= _OWN_TMP_WITHIN,
+                browser=executable,
+            )
         )
         wrapper.chmod(0o700)
         options["executable_path"] = str(wrapper)
@@ -213,7 +251,7 @@ async def launch(executable: str | None, *, start_within: float = 30.0) -> Launc
     except BaseException:
         with contextlib.suppress(Exception):
             await pw.stop()
-        shutil.rmtree(folder, ignore_errors=True)
+        _remove(folder)
         raise
     try:
         pid: int | None = int(pidfile.read_text())
