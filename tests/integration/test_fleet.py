@@ -178,6 +178,11 @@ class Fleet:
         self.redis_url = redis_url
         self.scratch = scratch
         self.extra = extra
+        # The workers' temporary directory: without --data each works in a folder of
+        # its own there, which it removes as it ends, and the next worker started
+        # removes a killed one's.
+        self.tmp = scratch / "tmp"
+        self.tmp.mkdir()
         self.live: list[asyncio.subprocess.Process] = []
         self.started = 0
         self.kills = 0
@@ -194,12 +199,11 @@ class Fleet:
             "--quiet",
             "--parse-workers",
             "0",
-            "--data",
-            str(self.scratch / f"w{self.started}"),
             *self.extra,
             stdout=subprocess.DEVNULL,
             stderr=log,  # what a worker said, for the drill's reader
             start_new_session=True,
+            env={**os.environ, "TMPDIR": str(self.tmp)},
         )
         log.close()
         self.live.append(proc)
@@ -307,6 +311,9 @@ async def _drill(
             assert await asyncio.wait_for(submit.wait(), 240) == 0
             crawled = time.monotonic() - started
             await asyncio.wait_for(fleet.wait_all(), 60)
+            # Nothing left in the workers' temporary directory: the killed workers'
+            # folders (their segments' spools) were removed by the workers started after.
+            assert sorted(p.name for p in fleet.tmp.iterdir()) == []
         except BaseException:
             # Nothing of a failed drill outlives it (a later test shares the servers).
             fleet.kill_all()

@@ -9,12 +9,14 @@ Redis, works under its own writer id, and may die at any moment.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import secrets
 import socket
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -24,6 +26,7 @@ from trawl.config import CrawlConfig
 from trawl.config_load import load_config, saved_settings
 from trawl.errors import ConfigError, DiskFullError, SessionLostError, StorageError
 from trawl.roles import ALL_ROLES, Role
+from trawl.scratch import Scratch
 from trawl.storage.base import CrawlStore, HostLeases
 from trawl.storage.blobs import BlobStore
 from trawl.storage.open import open_redis_host_leases
@@ -51,7 +54,11 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
         "crawl is done or it is stopped (Ctrl-C/SIGTERM gives its leases back). A worker "
         "killed outright loses nothing: its leases expire and its work is redone.",
     )
-    add_place_arguments(w, data_help="local scratch (spool, index); default a temp dir")
+    add_place_arguments(
+        w,
+        data_help="local scratch (spool, index); default a temp dir, removed at exit "
+        "(kept, and named, if it holds the index)",
+    )
     w.add_argument(
         "--role",
         choices=sorted(ROLES),
@@ -183,12 +190,32 @@ def run_fleet(
             waiter.close()
 
 
+@contextlib.contextmanager
+def scratch_for(data: Path | None, roles: frozenset[Role], prefix: str, who: str) -> Iterator[Path]:
+    """Where a fleet process works: ``--data``, else a temporary folder, removed when
+    it ends (or, killed, by the next process that makes one: ``Scratch``), unless the
+    index is built in it: that one is kept, and named."""
+    if data is not None:
+        yield data
+    elif Role.INDEX in roles:
+        kept = Path(tempfile.mkdtemp(prefix=prefix))
+        print(f"{who}: no --data: the index is kept under {kept}", file=sys.stderr)
+        yield kept
+    else:
+        with Scratch(prefix) as own:
+            yield own.path
+
+
 def _worker(args: argparse.Namespace) -> int:
     if args.redis is None:
         print("trawl worker: --redis URL is required", file=sys.stderr)
         return 2
+    with scratch_for(args.data, ROLES[args.role], "trawl-worker-", "trawl worker") as scratch:
+        return _work(args, scratch)
+
+
+def _work(args: argparse.Namespace, scratch: Path) -> int:
     place = CrawlPlace(redis=args.redis, crawl=args.crawl_id, blobs=args.blobs)
-    scratch = args.data or Path(tempfile.mkdtemp(prefix="trawl-worker-"))
     wid = worker_id()
     try:
         saved, blobs_where = _wait_for_crawl(place, args.wait)

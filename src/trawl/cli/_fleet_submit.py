@@ -6,7 +6,6 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -17,12 +16,14 @@ from trawl.cli._fleet import (
     open_fleet_store,
     run_fleet,
     saved_config,
+    scratch_for,
     worker_id,
 )
 from trawl.config_load import config_json, load_config
 from trawl.errors import ConfigError, StorageError
 from trawl.logs import setup_logging
 from trawl.models import UrlStatus
+from trawl.roles import Role
 from trawl.storage.open import open_redis_host_leases
 from trawl.storage.place import BLOBS_META, CrawlPlace
 
@@ -89,8 +90,16 @@ def follow(place: CrawlPlace, *, interval: float, quiet: bool) -> int:
 def submit_and_run(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
     """``trawl crawl --redis``: submit (or resume) the crawl, then work on it here
     (``--no-worker``: only submit and follow the fleet)."""
+    # Without a worker here, only the parse role's side: it admits the seeds.
+    roles = ROLES["parse"] if args.no_worker else ROLES["all"]
+    with scratch_for(args.data, roles, "trawl-crawl-", "trawl crawl") as scratch:
+        return _submit_and_run(args, overrides, roles, scratch)
+
+
+def _submit_and_run(
+    args: argparse.Namespace, overrides: dict[str, Any], roles: frozenset[Role], scratch: Path
+) -> int:
     place = CrawlPlace(redis=args.redis, crawl=args.crawl_id, blobs=args.blobs)
-    scratch = args.data or Path(tempfile.mkdtemp(prefix="trawl-crawl-"))
     try:
         try:
             saved, saved_blobs = saved_config(place)
@@ -107,8 +116,6 @@ def submit_and_run(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
         wid = worker_id()
         blobs = place.blob_store(where=blobs_where, spool=scratch / "spool")
         store = open_fleet_store(config, place, wid)
-        # Without a worker here, only the parse role's side: it admits the seeds.
-        roles = ROLES["parse"] if args.no_worker else ROLES["all"]
         leases = open_redis_host_leases(args.redis)
         crawl, waiter = fleet_crawl(config, store, blobs, roles=roles, writer=wid, leases=leases)
         # The seeds are in the frontier before the config is in Redis: a worker that

@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import io
 import os
-import shutil
-import tempfile
 import weakref
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -20,6 +18,7 @@ from typing import Any, BinaryIO
 
 from trawl.errors import StorageError
 from trawl.models import Location, Position
+from trawl.scratch import Scratch
 from trawl.storage.blobs import LogSpec
 from trawl.storage.s3.layout import (
     SegmentLayout,
@@ -55,9 +54,11 @@ class S3BlobStore:
         self, spec: LogSpec, *, committed: Position | None, max_bytes: int
     ) -> S3SegmentWriter:
         if self._spool is None:
-            self._spool = Path(tempfile.mkdtemp(prefix="trawl-spool-"))
-            # Made here, removed with the store (writers delete their own files).
-            weakref.finalize(self, shutil.rmtree, self._spool, True)
+            # Made here, removed with the store (writers delete their own files), and
+            # by the next store's if this process is killed (``Scratch``).
+            scratch = Scratch("trawl-spool-")
+            self._spool = scratch.path
+            weakref.finalize(self, scratch.close)
         return S3SegmentWriter(
             self.objects,
             spec,
