@@ -201,13 +201,14 @@ async def test_a_crawl_killed_with_sigkill_leaves_no_browser_and_renders_again(
             # The crawl's own Chromium (a descendant), not one of a test run beside it.
             with contextlib.suppress(psutil.Error):
                 for p in psutil.Process(proc.pid).children(recursive=True):
-                    if "chrom" in p.name():
-                        (profile,) = (
-                            Path(a.partition("=")[2])
-                            for a in p.cmdline()
-                            if a.startswith("--user-data-dir=")
-                        )
-                        folder = Path(p.environ()["TMPDIR"])  # the wrapper's
+                    # The browser itself, once its wrapper (a script named chromium)
+                    # has become it: its helpers (crashpad's handler among them) have
+                    # no profile, and the wrapper has not set TMPDIR yet.
+                    named = [a for a in p.cmdline() if a.startswith("--user-data-dir=")]
+                    tmp = p.environ().get("TMPDIR") if named else None
+                    if "chrom" in p.name() and tmp and "trawl-browser-" in tmp:
+                        profile = Path(named[0].partition("=")[2])
+                        folder = Path(tmp)  # the wrapper's
                         browser = os.getpgid(p.pid)
                         break
             if browser is not None or proc.returncode is not None:

@@ -27,6 +27,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "trawl.ticker",
         "trawl.pickling",
         "trawl.memory",
+        "trawl.scratch",  # imports nothing of trawl
     ),
     ("trawl.config", "trawl.config_load", "trawl.rules"),
     ("trawl.dedup",),
