@@ -1,12 +1,13 @@
 """Peak RSS of every process of a crawl at two sizes: does memory stay flat as the
 crawl grows?
 
-    .venv/bin/python bench/bench_memory.py [--sizes 10000,200000] [--per-host 50]
+    .venv/bin/python bench/bench_memory.py [--sizes 10000,200000] [--per-host 50 | --hosts N]
         [--modes embedded,redis] [--every 0.2] [--tracemalloc 60] [--peaks DIR] [--keep]
 
 For each size N: bench_crawl's local web (``SampleWeb``, pages of 15 to 80 KB, served by
 our own nginx, no access log, no delay: ``bench_crawl.build_web`` and ``Nginx``) of
-N / per-host hosts x per-host pages, so that hosts grow with pages; then a crawl of it,
+N / per-host hosts x per-host pages, so that hosts grow with pages (``--hosts N``: N
+hosts at every size, so that pages alone grow); then a crawl of it,
 every feature on (the defaults: WARC, main text, language, exact and near dedup,
 index, link graph), no politeness delay (``--delay 0``):
 
@@ -381,7 +382,14 @@ def report(runs: list[Measured]) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     ap.add_argument("--sizes", default="10000,200000", help="pages of each web, smallest first")
-    ap.add_argument("--per-host", type=int, default=50, help="pages per host")
+    grow = ap.add_mutually_exclusive_group()
+    grow.add_argument("--per-host", type=int, default=50, help="pages per host")
+    grow.add_argument(
+        "--hosts",
+        type=int,
+        metavar="N",
+        help="N hosts at every size (pages per host grow with the size): pages alone grow",
+    )
     ap.add_argument("--modes", default="embedded,redis")
     ap.add_argument("--every", type=float, default=0.2, help="seconds between samples")
     ap.add_argument("--seed", type=int, default=1)
@@ -433,8 +441,11 @@ def main(argv: list[str] | None = None) -> int:
     runs: list[Measured] = []
     try:
         for size in sizes:
-            hosts = max(1, size // args.per_host)
-            web = bench_crawl.build_web(work / f"web-{size}", hosts, args.per_host, args.seed)
+            if args.hosts:
+                hosts, per_host = args.hosts, max(1, size // args.hosts)
+            else:
+                hosts, per_host = max(1, size // args.per_host), args.per_host
+            web = bench_crawl.build_web(work / f"web-{size}", hosts, per_host, args.seed)
             print(f"{size:,}: {len(web.hosts)} hosts in scope, {len(web.pages):,} pages")
             nginx = bench_crawl.Nginx(work / f"nginx-{size}", web.sites_conf, web.port)
             with nginx:
