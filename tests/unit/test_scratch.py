@@ -52,12 +52,14 @@ def test_a_scratch_is_removed_when_closed(tmp_path: Path) -> None:
 
 
 def test_a_killed_process_folder_is_removed_by_the_next_scratch(tmp_path: Path) -> None:
+    # Made first: the child that makes ``killed`` would sweep a killed one of its
+    # prefix, and the Scratch below must be the one that removes ``killed``.
+    other_kind = _killed_holder(tmp_path).rename(tmp_path / "trawl-other-x")
     killed = _killed_holder(tmp_path)
     assert killed.exists()  # nobody could remove it at the kill
     # Not a Scratch's (no lock file): being made, or someone else's.
     foreign = tmp_path / "trawl-test-foreign"
     foreign.mkdir()
-    other_kind = _killed_holder(tmp_path).rename(tmp_path / "trawl-other-x")
     with Scratch("trawl-test-", tmp=tmp_path) as mine:
         assert not killed.exists()
         assert foreign.exists() and other_kind.exists() and mine.path.exists()
