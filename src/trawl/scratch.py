@@ -11,13 +11,13 @@ holds at most the folders of the processes that run.
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import os
 import shutil
 import tempfile
 from pathlib import Path
 from typing import Final
+
+from trawl.locks import release, try_lock
 
 __all__ = ["Scratch", "sweep"]
 
@@ -35,8 +35,8 @@ class Scratch:
         # Locked under another name, then renamed into place: a sweep that meets the
         # folder before its lock is held sees no lock file and leaves it alone.
         pending = self.path / f"{_LOCK}.new"
-        self._fd: int | None = os.open(pending, os.O_RDWR | os.O_CREAT, 0o600)
-        fcntl.flock(self._fd, fcntl.LOCK_EX)
+        self._fd = try_lock(pending)
+        assert self._fd is not None  # a file just made, under a name no sweep opens
         os.rename(pending, self.path / _LOCK)
 
     def close(self) -> None:
@@ -44,7 +44,7 @@ class Scratch:
         if self._fd is None:
             return
         shutil.rmtree(self.path, ignore_errors=True)
-        os.close(self._fd)
+        release(self._fd)
         self._fd = None
 
     def __enter__(self) -> Scratch:
@@ -61,18 +61,14 @@ def sweep(tmp: Path, prefix: str) -> list[Path]:
     removed = []
     for folder in tmp.glob(f"{prefix}*"):
         try:
-            fd = os.open(folder / _LOCK, os.O_RDONLY)
+            fd = try_lock(folder / _LOCK, create=False)
         except OSError:
-            continue
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            os.close(fd)  # held: its process lives
-            continue
+            continue  # no lock file, or one that cannot be locked: left alone
+        if fd is None:
+            continue  # held: its process lives
         try:
             shutil.rmtree(folder, ignore_errors=True)
             removed.append(folder)
         finally:
-            with contextlib.suppress(OSError):
-                os.close(fd)
+            release(fd)
     return removed

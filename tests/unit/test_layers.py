@@ -27,7 +27,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "trawl.ticker",
         "trawl.pickling",
         "trawl.memory",
-        "trawl.scratch",  # imports nothing of trawl
+        "trawl.locks",  # imports nothing of trawl
+        "trawl.scratch",
     ),
     ("trawl.config", "trawl.config_load", "trawl.rules"),
     ("trawl.dedup",),

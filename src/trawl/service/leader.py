@@ -14,8 +14,6 @@ those that should run. The lock file also says who holds it (pid, host, since wh
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import os
 import socket
 import time
@@ -23,6 +21,8 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+
+from trawl.locks import release, try_lock
 
 LOCK_FILE = "service.lock"
 
@@ -42,11 +42,8 @@ class ManagerLock:
         """Take the lock if no other process holds it; whether this one holds it now."""
         if self._fd is not None:
             return True
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            os.close(fd)
+        fd = try_lock(self.path)
+        if fd is None:
             return False
         about = {"pid": os.getpid(), "host": socket.gethostname(), "since": time.time()}
         os.ftruncate(fd, 0)
@@ -65,6 +62,4 @@ class ManagerLock:
     def release(self) -> None:
         fd, self._fd = self._fd, None
         if fd is not None:
-            with contextlib.suppress(OSError):
-                fcntl.flock(fd, fcntl.LOCK_UN)
-            os.close(fd)
+            release(fd)

@@ -8,13 +8,13 @@ memory and write them in ``before_commit`` hooks, inside the same transaction.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
 import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 
 from trawl.errors import DataDirInUseError, StorageError, as_disk_full
+from trawl.locks import release, try_lock
 from trawl.memory import MemoryLimits
 
 SCHEMA_VERSION = 2
@@ -280,27 +280,19 @@ def _migrate(c: sqlite3.Connection, version: int) -> None:
 
 
 def _lock(path: Path) -> int:
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        os.close(fd)
-        raise DataDirInUseError(f"{path.parent} is in use by another trawl process") from None
+    fd = try_lock(path, mode=0o644)
+    if fd is None:
+        raise DataDirInUseError(f"{path.parent} is in use by another trawl process")
     return fd
 
 
 def lock_held(path: Path) -> bool:
     """Whether a process holds the database at ``path`` open for writing right now."""
-    lock = path.with_suffix(path.suffix + ".lock")
-    if not lock.exists():
-        return False
-    fd = os.open(lock, os.O_RDWR)
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        return True
-    else:
-        fcntl.flock(fd, fcntl.LOCK_UN)
+        fd = try_lock(path.with_suffix(path.suffix + ".lock"), create=False)
+    except FileNotFoundError:
         return False
-    finally:
-        os.close(fd)
+    if fd is None:
+        return True
+    release(fd)
+    return False
