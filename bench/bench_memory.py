@@ -291,10 +291,13 @@ class Servers:
         self.s3.stop()
 
 
-def host_bytes(work: Path, hosts: int = 20_000) -> str:
+def host_bytes(work: Path, hosts: int = 200_000, first: int = 20_000) -> str:
     """The Python heap a host named by links costs the crawl process, through its own
     admission (scope ``any``: the frontier's host record and schedule entry, the host's
-    URL equivalences, its ranking; one URL each), from tracemalloc, by file."""
+    URL equivalences, its ranking; one URL each), from tracemalloc: over the ``first``
+    hosts, by file, and over the second half of ``hosts`` (past the frontier's
+    ``memory.frontier_hosts``, 50,000, and the other per-host caps: what is not bounded
+    still costs there)."""
     import tracemalloc
 
     from trawl import wire
@@ -311,24 +314,30 @@ def host_bytes(work: Path, hosts: int = 20_000) -> str:
     tracemalloc.start()
     before = tracemalloc.get_traced_memory()[0]
     via = "https://seed.example/"
+    grown: dict[int, int] = {}
+    parts = ""
     for i in range(0, hosts, 50):
         named = range(i, min(i + 50, hosts))
         admission.offer([Candidate(f"https://h{j:06d}.example/", 1, via=via) for j in named], now=0)
-        if i % 1000 == 950:
+        done = named.stop
+        if done % 1000 == 0 or done == hosts:
             store.commit({})
-    store.commit({})
-    grown = tracemalloc.get_traced_memory()[0] - before
-    by_file = tracemalloc.take_snapshot().statistics("filename")
+            grown[done] = tracemalloc.get_traced_memory()[0] - before
+        if done == first:
+            parts = ", ".join(
+                f"{s.traceback[0].filename.rpartition('trawl/')[2]} {s.size / first:.0f}"
+                for s in tracemalloc.take_snapshot().statistics("filename")[:6]
+                if s.size >= first
+            )
     tracemalloc.stop()
     store.close()
-    parts = ", ".join(
-        f"{s.traceback[0].filename.rpartition('trawl/')[2]} {s.size / hosts:.0f}"
-        for s in by_file[:6]
-        if s.size >= hosts
-    )
+    half = max(k for k in grown if k <= hosts // 2)
+    late = (grown[hosts] - grown[half]) / (hosts - half)
     return (
-        f"hosts named by links: {grown / hosts:.0f} bytes of Python heap a host ({hosts:,} "
-        f"hosts, one URL each, through admission; SQLite's pages not included): {parts}"
+        f"hosts named by links (one URL each, through admission; SQLite's pages not "
+        f"included): {grown[first] / first:.0f} bytes of Python heap a host over the first "
+        f"{first:,} ({parts}); {late:.0f} a host from {half:,} to {hosts:,} hosts; "
+        f"{grown[hosts] / 2**20:.1f} MiB in all"
     )
 
 

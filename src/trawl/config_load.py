@@ -201,6 +201,7 @@ def _coerce(name: str, value: Any) -> Any:
 _MEMORY_COUNTS = {
     "lexicon_words": int,
     "equivalence_urls": int,
+    "frontier_hosts": int,
     "idle_connections": int,
     "index_volume": int,
     "parse_tags": int,

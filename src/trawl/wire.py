@@ -103,6 +103,7 @@ def open_storage(
             max_per_host=c.max_per_host or None,
             lease_seconds=c.lease_seconds,
             cache_bytes=c.memory.db_cache,
+            frontier_hosts=c.memory.frontier_hosts,
         )
     return blobs, store
 

@@ -86,12 +86,24 @@ class Backend:
 class SqliteBackend(Backend):
     name = "sqlite"
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, frontier_hosts: int | None = None) -> None:
         super().__init__()
         self.path = path / "state.db"
+        self._hosts = frontier_hosts
+        if frontier_hosts is not None:
+            self.name = "sqlite-parked"
 
     def _open(self, *, max_per_host: int | None, lease_seconds: float) -> CrawlStore:
-        return SqliteCrawlStore(self.path, max_per_host=max_per_host, lease_seconds=lease_seconds)
+        if self._hosts is None:
+            return SqliteCrawlStore(
+                self.path, max_per_host=max_per_host, lease_seconds=lease_seconds
+            )
+        return SqliteCrawlStore(
+            self.path,
+            max_per_host=max_per_host,
+            lease_seconds=lease_seconds,
+            frontier_hosts=self._hosts,
+        )
 
 
 class MemoryBackend(Backend):
@@ -138,13 +150,17 @@ class RedisBackend(Backend):
         return RedisCrawlStore(self.url, self.crawl, worker="w2", buckets=4)
 
 
-@pytest.fixture(params=["memory", "sqlite", "redis", "redis-cluster"])
+# sqlite-parked: the schedule holds 2 hosts; the others wait on disk (parked), so
+# every contract holds across hosts coming into memory and leaving it.
+@pytest.fixture(params=["memory", "sqlite", "sqlite-parked", "redis", "redis-cluster"])
 def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]:
     b: Backend
     if request.param == "memory":
         b = MemoryBackend()
     elif request.param == "sqlite":
         b = SqliteBackend(tmp_path)
+    elif request.param == "sqlite-parked":
+        b = SqliteBackend(tmp_path, frontier_hosts=2)
     elif request.param == "redis":
         b = RedisBackend(request.getfixturevalue("redis_server").url, "redis")
     else:

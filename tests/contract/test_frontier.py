@@ -232,6 +232,10 @@ def test_demoted_host_goes_after_others_and_has_a_smaller_budget(backend: Backen
 def test_configured_host_budget_replaces_the_default_and_priority_orders_hosts(
     backend: Backend,
 ) -> None:
+    if backend.name == "sqlite-parked":
+        # Its schedule holds 2 of these 5 hosts: the order holds among those it holds,
+        # and parked hosts come in best first (tests/unit/test_sqlite_parked.py).
+        pytest.skip("hosts beyond the schedule's 2 wait on disk")
     f = backend.frontier(max_per_host=2)
     f.configure_host("big.example", budget=4, priority=None)
     f.configure_host("small.example", budget=1, priority=None)

@@ -55,6 +55,7 @@ TINY = MemoryLimits(
     index_batch=1,  # one page an index batch
     parse_tags=100_000,  # the default: the pages are small
     trim=0.01,
+    frontier_hosts=1,  # one host in the schedule: the others wait on disk, parked
 )
 
 

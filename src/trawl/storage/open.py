@@ -16,6 +16,7 @@ from trawl.storage.base import CrawlReader, CrawlStore, HostLeases
 from trawl.storage.blobs import BlobStore
 from trawl.storage.local.blobs import LocalBlobStore
 from trawl.storage.sqlite.db import CACHE_BYTES, lock_held
+from trawl.storage.sqlite.frontier_state import FRONTIER_HOSTS
 from trawl.storage.sqlite.hostleases import FILE_NAME as HOST_LEASES_FILE
 from trawl.storage.sqlite.hostleases import SqliteHostLeases
 from trawl.storage.sqlite.reader import STATE_FILE, SqliteCrawlReader
@@ -78,6 +79,7 @@ def open_store(
     max_per_host: int | None = None,
     lease_seconds: float = 600.0,
     cache_bytes: int = CACHE_BYTES,
+    frontier_hosts: int = FRONTIER_HOSTS,
 ) -> CrawlStore:
     """The crawl's state for writing; one writer at a time (DataDirInUseError)."""
     return SqliteCrawlStore(
@@ -85,6 +87,7 @@ def open_store(
         max_per_host=max_per_host,
         lease_seconds=lease_seconds,
         cache_bytes=cache_bytes,
+        frontier_hosts=frontier_hosts,
     )
 
 

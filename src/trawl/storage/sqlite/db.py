@@ -17,7 +17,7 @@ from trawl.errors import DataDirInUseError, StorageError, as_disk_full
 from trawl.locks import release, try_lock
 from trawl.memory import MemoryLimits
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS hosts (
@@ -28,8 +28,12 @@ CREATE TABLE IF NOT EXISTS hosts (
     admitted INTEGER NOT NULL DEFAULT 0,
     budget INTEGER,
     priority INTEGER NOT NULL DEFAULT 0,
-    demoted_reason TEXT
+    demoted_reason TEXT,
+    -- Set while the host has queued work but waits on disk, out of the schedule that
+    -- memory holds (``memory.frontier_hosts``): its order then, lower first.
+    parked_order INTEGER
 );
+CREATE INDEX IF NOT EXISTS hosts_parked ON hosts(parked_order) WHERE parked_order IS NOT NULL;
 -- Keyed by host first: the links of a page mostly point to its own host, so a batch
 -- of inserts touches few B-tree pages however large the table grows.
 CREATE TABLE IF NOT EXISTS urls (
@@ -157,11 +161,14 @@ CREATE TABLE IF NOT EXISTS url_rewrites (
 # What brings a database of each older version to the next one. Version 1 (before
 # priorities were scores) had no OPIC columns: its URLs count as unranked (cash 1,
 # the importance of a seed), which is what their depth keys say in a score's terms.
+# Version 2 (before the schedule was bounded) held every host in memory: its hosts
+# with queued work are ordered again on open, as every open does.
 _MIGRATIONS: dict[int, tuple[str, ...]] = {
     1: (
         "ALTER TABLE urls ADD COLUMN cash REAL NOT NULL DEFAULT 1.0",
         "ALTER TABLE urls ADD COLUMN history REAL NOT NULL DEFAULT 0",
     ),
+    2: ("ALTER TABLE hosts ADD COLUMN parked_order INTEGER",),
 }
 
 

@@ -94,7 +94,7 @@ class SqliteFrontier(FrontierRows):
         for name, order in before.items():
             host = self._hosts[name]
             if host.order != order and not self._schedule.is_busy(name):
-                self._schedule.schedule(name, host.next_at, host.order)
+                self._place(host)
         if clashes:
             more = self.add(clashes, now=now)
             added.extend(more.added)
@@ -116,8 +116,13 @@ class SqliteFrontier(FrontierRows):
         known (same host, same fp)."""
         keys: list[int] = []
         hosts = self._hosts
+        unknown: set[str] = set()
         for u in urls:
             host = hosts.get(u.host)
+            if host is None and u.host not in unknown:
+                host = self._known(u.host)  # a host out of memory: held from here on
+                if host is None:
+                    unknown.add(u.host)
             if host is not None:
                 keys.append(host.id)
                 keys.append(u.fp)
@@ -152,6 +157,7 @@ class SqliteFrontier(FrontierRows):
 
     def take(self, now: float) -> Lease | None:
         c = self._c
+        self._fill()
         while True:
             name = self._schedule.pop(now)
             if name is None:
@@ -177,6 +183,7 @@ class SqliteFrontier(FrontierRows):
                 "UPDATE urls SET status=1, due=? WHERE host_id=? AND fp=?", (expires, host.id, fp)
             )
             host.queued -= 1
+            host.turns += 1
             self._dirty[host.id] = host
             self._move(UrlStatus.QUEUED, UrlStatus.IN_FLIGHT)
             return Lease(
@@ -196,16 +203,21 @@ class SqliteFrontier(FrontierRows):
             )
 
     def _release(self, name: str, ready_at: float) -> None:
-        host = self._hosts[name]
+        host = self._known(name)
+        if host is None:
+            return
         host.next_at = ready_at
         self._dirty[host.id] = host
         if self._schedule.is_busy(name):
-            self._schedule.release(name, ready_at, has_work=host.queued > 0, priority=host.order)
+            self._set_free(host, ready_at)
 
     def _end_lease(self, lease: Lease, sql: str, params: tuple[object, ...]) -> bool:
+        host = self._known(lease.host)
+        if host is None:
+            return False
         cur = self._c.execute(
             sql + " WHERE host_id=? AND fp=? AND status=1 AND due=?",
-            (*params, self._hosts[lease.host].id, lease.fp, lease.expires),
+            (*params, host.id, lease.fp, lease.expires),
         )
         return cur.rowcount == 1
 
@@ -245,7 +257,7 @@ class SqliteFrontier(FrontierRows):
             params = (_BORDER, DEFERRED)
         if self._end_lease(lease, sql, params):
             self._move(UrlStatus.IN_FLIGHT, UrlStatus.QUEUED)
-            host = self._hosts[lease.host]
+            host = self._hosts[lease.host]  # held by _end_lease
             host.queued += 1
             # Its key may have improved while it was out (an in-link): the head is then
             # a little pessimistic until the next take reads the queue again.
@@ -259,14 +271,13 @@ class SqliteFrontier(FrontierRows):
         return self._schedule.hold(host, self._host(host).next_at, now)
 
     def release_host(self, host: str, *, host_ready_at: float) -> None:
-        if host in self._hosts:
-            self._release(host, host_ready_at)
+        self._release(host, host_ready_at)
 
     def set_status(
         self, host: str, fp: int, status: UrlStatus, *, reason: str | None = None
     ) -> None:
         # The common case in one statement: a fetched page's parse sets its outcome.
-        h = self._hosts.get(host)
+        h = self._known(host)
         if (
             h is not None
             and status != UrlStatus.FETCHED
@@ -325,7 +336,8 @@ class SqliteFrontier(FrontierRows):
         self._move(old, UrlStatus.QUEUED, len(rows))
         before: dict[str, int | None] = {}
         for _fp, _id, name, key in rows:
-            host = self._hosts[name]
+            host = self._known(name)
+            assert host is not None  # its URLs are rows
             host.queued += 1
             self._dirty[host.id] = host
             self._improve(host, key, before)
@@ -334,7 +346,7 @@ class SqliteFrontier(FrontierRows):
             if self._schedule.is_busy(name):
                 continue
             if name not in self._schedule or host.order != order:
-                self._schedule.schedule(name, host.next_at, host.order)
+                self._place(host)
         return len(rows)
 
     def wake_due(self, now: float) -> int:
@@ -354,8 +366,8 @@ class SqliteFrontier(FrontierRows):
         n = self._requeue_rows(rows, UrlStatus.IN_FLIGHT)
         for _fp, _id, name, _key in rows:
             if self._schedule.is_busy(name):
-                host = self._hosts[name]
-                self._schedule.release(name, host.next_at, has_work=True, priority=host.order)
+                host = self._hosts[name]  # held by _requeue_rows
+                self._set_free(host, host.next_at)
         return n
 
     # -- hosts ---------------------------------------------------------------------

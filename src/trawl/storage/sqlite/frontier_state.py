@@ -5,17 +5,29 @@ host's head: the key of its best queued URL, read from the queue index), brings 
 the URLs a dead process held in flight, keeps the host schedule, writes the counters
 in the commit hook, and answers the Frontier protocol's reads. The writes are in
 ``trawl.storage.sqlite.frontier``.
+
+Memory holds a bounded number of hosts (``active_hosts``: ``memory.frontier_hosts``):
+those in the schedule or in flight. Links name hosts without end, so the others with
+queued work are *parked*: their row's ``parked_order`` holds their order, and the best
+of them come into the schedule as hosts leave it (their queue ran dry, or they had
+``TURNS`` fetches while others waited). Host records out of the schedule are a cache,
+read from their row when wanted and dropped after a commit when it has grown.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from trawl.memory import MemoryLimits
 from trawl.models import HostInfo, UrlRecord, UrlStatus
 from trawl.storage.schedule import HostSchedule, ScheduleReads
 from trawl.storage.sqlite.db import Database
 
 _INT64 = 1 << 64
+# Fetches a host has in a row, while others wait on disk, before it waits in turn.
+TURNS = 100
+FRONTIER_HOSTS = MemoryLimits().frontier_hosts
+_COLUMNS = "id, name, next_at, queued, admitted, budget, priority, demoted_reason, parked_order"
 
 
 def wrap_fp(fp: int) -> int:
@@ -33,7 +45,9 @@ class Host:
     budget: int | None
     priority: int
     demoted_reason: str | None
-    head: int | None = None  # the key of its best queued URL (not stored: read on open)
+    head: int | None = None  # the key of its best queued URL (not stored: read on load)
+    parked: bool = False  # queued work, waiting on disk rather than in the schedule
+    turns: int = 0  # URLs taken since it came into the schedule
 
     @property
     def order(self) -> int:
@@ -50,13 +64,19 @@ class FrontierRows(ScheduleReads):
         *,
         max_per_host: int | None = None,
         lease_seconds: float = 600.0,
+        active_hosts: int = FRONTIER_HOSTS,
     ) -> None:
         self._db = db
         self._c = db.conn
         self._max_per_host = max_per_host
         self._lease = lease_seconds
         self._schedule = HostSchedule()
-        self._hosts: dict[str, Host] = {}  # by name only (a map by id as well: 30 bytes a host)
+        self._active = max(1, active_hosts)
+        self._parked = 0  # hosts parked (rows with a parked_order)
+        # By name only (a map by id as well: 30 bytes a host). Every host in the schedule
+        # or in flight, every host whose row the next commit writes, and others lately
+        # read (dropped after a commit once they are many).
+        self._hosts: dict[str, Host] = {}
         self._dirty: dict[int, Host] = {}  # hosts whose row the next commit writes, by id
         self._counts: dict[UrlStatus, int] = dict.fromkeys(UrlStatus, 0)
         self._counts_dirty = False
@@ -67,41 +87,30 @@ class FrontierRows(ScheduleReads):
 
     def _load(self) -> None:
         c = self._c
-        for row in c.execute(
-            "SELECT id, name, next_at, queued, admitted, budget, priority, demoted_reason "
-            "FROM hosts"
-        ):
-            host = Host(*row)
-            self._hosts[host.name] = host
-        by_id = {host.id: host for host in self._hosts.values()}  # while opening only
         for status, n in c.execute("SELECT status, n FROM status_counts"):
             self._counts[UrlStatus(status)] = n
         # Leases held by a process that died come back now (restart = every lease expired).
-        stale = c.execute("SELECT host_id, count(*) FROM urls WHERE status=1 GROUP BY host_id")
-        for host_id, n in stale.fetchall():
-            host = by_id[host_id]
-            host.queued += n
-            self._dirty[host_id] = host
-            self._move(UrlStatus.IN_FLIGHT, UrlStatus.QUEUED, n)
-        c.execute("UPDATE urls SET status=0, due=NULL WHERE status=1")
-        heads = c.execute("SELECT host_id, min(priority) FROM urls WHERE status=0 GROUP BY host_id")
-        for host_id, head in heads:
-            by_id[host_id].head = head
-        for host in self._hosts.values():
-            if host.queued > 0:
-                self._schedule.schedule(host.name, host.next_at, host.order)
+        stale = c.execute(
+            "SELECT host_id, count(*) FROM urls WHERE status=1 GROUP BY host_id"
+        ).fetchall()
+        if stale:
+            c.executemany("UPDATE hosts SET queued=queued+? WHERE id=?", [(n, h) for h, n in stale])
+            self._move(UrlStatus.IN_FLIGHT, UrlStatus.QUEUED, sum(n for _h, n in stale))
+            c.execute("UPDATE urls SET status=0, due=NULL WHERE status=1")
+        # Every host with queued work is parked in its order (head + priority), and the
+        # best come into the schedule: the same order whatever was in memory before.
+        c.execute("UPDATE hosts SET parked_order=NULL WHERE parked_order IS NOT NULL")
+        c.execute(
+            "UPDATE hosts SET parked_order = priority + coalesce((SELECT min(u.priority) "
+            "FROM urls AS u WHERE u.host_id=hosts.id AND u.status=0), 0) WHERE queued>0"
+        )
+        self._parked = c.execute(
+            "SELECT count(*) FROM hosts WHERE parked_order IS NOT NULL"
+        ).fetchone()[0]
+        self._refill()
 
     def _flush(self) -> None:
-        if self._dirty:
-            self._c.executemany(
-                "UPDATE hosts SET next_at=?, queued=?, admitted=?, budget=?, priority=?, "
-                "demoted_reason=? WHERE id=?",
-                [
-                    (h.next_at, h.queued, h.admitted, h.budget, h.priority, h.demoted_reason, h.id)
-                    for h in self._dirty.values()
-                ],
-            )
-            self._dirty.clear()
+        self._flush_hosts()
         if self._counts_dirty:
             self._c.executemany(
                 "INSERT INTO status_counts(status, n) VALUES(?, ?) "
@@ -109,6 +118,123 @@ class FrontierRows(ScheduleReads):
                 [(int(s), n) for s, n in self._counts.items()],
             )
             self._counts_dirty = False
+        if len(self._hosts) > self._active + self._active // 4:
+            # The rows now say what the records do: keep those the schedule holds.
+            schedule = self._schedule
+            self._hosts = {
+                name: h
+                for name, h in self._hosts.items()
+                if name in schedule or schedule.is_busy(name)
+            }
+
+    def _flush_hosts(self) -> None:
+        if self._dirty:
+            self._c.executemany(
+                "UPDATE hosts SET next_at=?, queued=?, admitted=?, budget=?, priority=?, "
+                "demoted_reason=?, parked_order=? WHERE id=?",
+                [
+                    (
+                        h.next_at,
+                        h.queued,
+                        h.admitted,
+                        h.budget,
+                        h.priority,
+                        h.demoted_reason,
+                        h.order if h.parked else None,
+                        h.id,
+                    )
+                    for h in self._dirty.values()
+                ],
+            )
+            self._dirty.clear()
+
+    # -- hosts in memory and on disk -----------------------------------------------
+
+    def _known(self, name: str) -> Host | None:
+        """The record of host ``name``: held, else read from its row; None if unknown."""
+        host = self._hosts.get(name)
+        if host is None:
+            row = self._c.execute(f"SELECT {_COLUMNS} FROM hosts WHERE name=?", (name,)).fetchone()
+            if row is not None:
+                host = self._held(row)
+        return host
+
+    def _held(self, row: tuple[object, ...]) -> Host:
+        """A host record from its row (``_COLUMNS``), now held."""
+        host = Host(*row[:8])  # type: ignore[arg-type]
+        host.parked = row[8] is not None
+        if host.queued > 0:
+            host.head = self._c.execute(
+                "SELECT min(priority) FROM urls WHERE host_id=? AND status=0", (host.id,)
+            ).fetchone()[0]
+        self._hosts[host.name] = host
+        return host
+
+    def _room(self) -> bool:
+        # Hosts in flight are bounded apart (the fetches under way), so not counted.
+        return len(self._schedule) < self._active
+
+    def _place(self, host: Host) -> None:
+        """``host`` has queued work and is not in flight: into the schedule if it is
+        there already or there is room, else parked (its order written at the commit)."""
+        if host.name in self._schedule or self._room():
+            if host.parked:
+                self._unpark(host)
+            self._schedule.schedule(host.name, host.next_at, host.order)
+        else:
+            self._park(host)
+
+    def _park(self, host: Host) -> None:
+        if not host.parked:
+            host.parked = True
+            self._parked += 1
+        host.turns = 0
+        self._dirty[host.id] = host
+
+    def _unpark(self, host: Host) -> None:
+        host.parked = False
+        host.turns = 0
+        self._parked -= 1
+        self._dirty[host.id] = host
+
+    def _set_free(self, host: Host, ready_at: float) -> None:
+        """The fetch on ``host`` (or a hold of it) ended: back into the schedule if it
+        has work, unless it is parked or has had its turns while others wait."""
+        work = host.queued > 0
+        if work and self._parked and host.turns >= TURNS:
+            # The best parked host comes in before this one is parked: not it again.
+            self._schedule.release(host.name, ready_at, has_work=False)
+            self._refill()
+            self._park(host)
+            return
+        self._schedule.release(
+            host.name, ready_at, has_work=work and not host.parked, priority=host.order
+        )
+
+    def _fill(self) -> None:
+        """Bring parked hosts into the schedule while it has room (cheap when not)."""
+        if self._parked and self._room():
+            self._refill()
+
+    def _refill(self) -> None:
+        room = self._active - len(self._schedule)
+        if room <= 0 or not self._parked:
+            return
+        self._flush_hosts()  # the rows say what the records do (parked orders)
+        rows = self._c.execute(
+            f"SELECT {_COLUMNS} FROM hosts WHERE parked_order IS NOT NULL "
+            "ORDER BY parked_order LIMIT ?",
+            (room,),
+        ).fetchall()
+        if not rows:
+            self._parked = 0  # the count said otherwise; trust the rows
+        for row in rows:
+            host = self._hosts.get(row[1]) or self._held(row)
+            if not host.parked:  # held, its row not written yet: not the case after the flush
+                continue
+            self._unpark(host)
+            if host.queued > 0 and not self._schedule.is_busy(host.name):
+                self._schedule.schedule(host.name, host.next_at, host.order)
 
     def _move(self, old: UrlStatus | None, new: UrlStatus, n: int = 1) -> None:
         if old is not None:
@@ -117,7 +243,7 @@ class FrontierRows(ScheduleReads):
         self._counts_dirty = True
 
     def _host(self, name: str) -> Host:
-        host = self._hosts.get(name)
+        host = self._known(name)
         if host is None:
             cur = self._c.execute("INSERT INTO hosts(name) VALUES(?)", (name,))
             assert cur.lastrowid is not None
@@ -136,7 +262,7 @@ class FrontierRows(ScheduleReads):
 
     def _status_of(self, host: str, fp: int) -> tuple[int, UrlStatus] | None:
         """The host id and status of a known URL."""
-        h = self._hosts.get(host)
+        h = self._known(host)
         if h is None:
             return None
         row = self._c.execute(
@@ -150,7 +276,7 @@ class FrontierRows(ScheduleReads):
         return None if row[0] is None else float(row[0])
 
     def host_info(self, host: str) -> HostInfo | None:
-        h = self._hosts.get(host)
+        h = self._known(host)
         if h is None:
             return None
         return self._host_info(h)
@@ -158,7 +284,7 @@ class FrontierRows(ScheduleReads):
     # -- reading ---------------------------------------------------------------------
 
     def get(self, host: str, fp: int) -> UrlRecord | None:
-        h = self._hosts.get(host)
+        h = self._known(host)
         if h is None:
             return None
         row = self._c.execute(
@@ -190,3 +316,10 @@ class FrontierRows(ScheduleReads):
 
     def counts(self) -> dict[UrlStatus, int]:
         return dict(self._counts)
+
+    def next_wake(self, now: float) -> float | None:
+        self._fill()
+        return self._schedule.next_wake(now)
+
+    def hosts_waiting(self, now: float) -> int:
+        return len(self._schedule) - self._schedule.ready_count(now) + self._parked

@@ -17,6 +17,7 @@ from trawl.models import Position
 from trawl.storage.sqlite.counters import SqliteCounters
 from trawl.storage.sqlite.db import CACHE_BYTES, Database
 from trawl.storage.sqlite.frontier import SqliteFrontier
+from trawl.storage.sqlite.frontier_state import FRONTIER_HOSTS
 from trawl.storage.sqlite.near import SqliteNearIndex
 from trawl.storage.sqlite.pages import (
     SqliteOriginFileStore,
@@ -54,11 +55,15 @@ class SqliteCrawlStore:
         lease_seconds: float = 600.0,
         cache_bytes: int = CACHE_BYTES,
         synchronous: str = "NORMAL",
+        frontier_hosts: int = FRONTIER_HOSTS,
     ) -> None:
         self.db = Database(path, cache_bytes=cache_bytes, synchronous=synchronous)
         try:
             self._frontier = SqliteFrontier(
-                self.db, max_per_host=max_per_host, lease_seconds=lease_seconds
+                self.db,
+                max_per_host=max_per_host,
+                lease_seconds=lease_seconds,
+                active_hosts=frontier_hosts,
             )
             self._pages = SqlitePageStore(self.db)
             self._parse_queue = SqliteParseQueue(self.db)
