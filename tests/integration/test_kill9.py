@@ -152,9 +152,14 @@ async def test_sigkill_several_times_then_resume(tmp_path: Path) -> None:
         # The killed crawl's index in volumes of 40 pages: kills land in volumes' ends
         # and in the deletes of pages written again across them. A host the killed
         # process held waits a fetch's whole timeout before the next run contacts it
-        # (its last request may still run at the server): 8 s here, not 60.
+        # (its last request may still run at the server): 8 s here, not 60. Its frontier
+        # holds 3 of the 7 hosts in its schedule: the others wait on disk (parked) as
+        # the kills land.
         small = tmp_path / "volumes.toml"
-        small.write_text("[crawl.memory]\nindex_volume = 40\n[crawl.timeouts]\ntotal = 8.0\n")
+        small.write_text(
+            "[crawl.memory]\nindex_volume = 40\nfrontier_hosts = 3\n"
+            "[crawl.timeouts]\ntotal = 8.0\n"
+        )
         kills = 0
         progress = []
         for _ in range(KILLS):
