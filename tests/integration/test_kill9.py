@@ -157,8 +157,7 @@ async def test_sigkill_several_times_then_resume(tmp_path: Path) -> None:
         # the kills land.
         small = tmp_path / "volumes.toml"
         small.write_text(
-            "[crawl.memory]\nindex_volume = 40\nfrontier_hosts = 3\n"
-            "[crawl.timeouts]\ntotal = 8.0\n"
+            "[crawl.memory]\nindex_volume = 40\nfrontier_hosts = 3\n[crawl.timeouts]\ntotal = 8.0\n"
         )
         kills = 0
         progress = []
