@@ -5,7 +5,12 @@ restart. The contract suite runs every frontier test with 2 hosts in memory too
 
 from __future__ import annotations
 
+import tempfile
 from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from tests.contract.test_frontier import url
 from trawl.models import UrlStatus
@@ -142,3 +147,152 @@ def test_a_parked_host_is_known_to_every_read(tmp_path: Path) -> None:
     record = f.get("b.example", url("b.example", "/2").fp)
     assert record is not None and record.status is UrlStatus.QUEUED
     store.close()
+
+
+def test_a_parked_host_held_and_released_stays_parked(tmp_path: Path) -> None:
+    store = _store(tmp_path, 1)
+    f = _frontier(store)
+    f.add([url("a.example", "/1")], now=T0)
+    f.add([url("b.example", "/1")], now=T0)  # parked: the schedule is full
+    assert f.hold_host("b.example", T0, until=T0 + 60) is None  # another crawl's turn
+    f.release_host("b.example", host_ready_at=T0 + 5)
+    assert "b.example" not in f._schedule and f._parked == 1  # still waits on disk
+    order = []
+    while (lease := f.take(T0 + 5)) is not None:
+        order.append(lease.host)
+        f.finish(lease, UrlStatus.FETCHED, host_ready_at=T0 + 5)
+    assert order == ["a.example", "b.example"]
+    store.close()
+
+
+# -- random runs: the parked frontier's books always balance ---------------------------
+
+_OPS = st.lists(
+    st.one_of(
+        st.tuples(st.just("add"), st.integers(0, 4), st.integers(0, 5), st.integers(-3, 9)),
+        st.tuples(st.just("finish"), st.integers(0, 30)),  # ready again after this many s
+        st.tuples(st.just("retry"), st.integers(1, 20)),
+        st.tuples(st.just("requeue"), st.booleans()),
+        st.tuples(st.just("hold"), st.integers(0, 4)),
+        st.tuples(st.just("release")),
+        st.tuples(st.just("tick"), st.integers(1, 30)),
+        st.tuples(st.just("commit")),
+        st.tuples(st.just("restart"), st.booleans()),  # crash or not
+    ),
+    max_size=80,
+)
+
+
+def _check_books(f: SqliteFrontier, hosts: int, leased: int) -> None:
+    """Counters, host records, rows, schedule and parked marks agree."""
+    c = f._c
+    rows = dict(c.execute("SELECT status, count(*) FROM urls GROUP BY status").fetchall())
+    counts = f.counts()
+    assert {int(s): n for s, n in counts.items() if n} == rows
+    assert counts[UrlStatus.IN_FLIGHT] == leased
+    f._flush_hosts()
+    queued = dict(
+        c.execute("SELECT host_id, count(*) FROM urls WHERE status=0 GROUP BY host_id").fetchall()
+    )
+    heads = dict(
+        c.execute(
+            "SELECT host_id, min(priority) FROM urls WHERE status=0 GROUP BY host_id"
+        ).fetchall()
+    )
+    parked = 0
+    for host_id, name, n, parked_order in c.execute(
+        "SELECT id, name, queued, parked_order FROM hosts"
+    ).fetchall():
+        assert n == queued.get(host_id, 0), name
+        held = f._hosts.get(name)
+        if n > 0 and held is not None:
+            # The head may be pessimistic (a URL raised while out), never unknown.
+            assert held.head is not None and held.head >= heads[host_id], name
+        if parked_order is not None:
+            parked += 1
+            assert name not in f._schedule, name  # parked: on disk only
+            # Its order as its row says it (a head may be pessimistic: never better).
+            row = c.execute("SELECT priority FROM hosts WHERE id=?", (host_id,)).fetchone()
+            assert parked_order >= row[0] + heads[host_id], name
+            if held is not None:
+                assert parked_order == held.order, name
+        elif n > 0:  # work, not parked: the schedule or a fetch has it
+            assert name in f._schedule or f._schedule.is_busy(name), name
+    assert parked == f._parked
+    assert len(f._schedule) <= hosts + f._schedule.busy
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(ops=_OPS)
+@pytest.mark.parametrize("hosts", [1, 2, 50_000])  # 50,000: nothing parked
+def test_random_runs_keep_the_books_and_serve_everything(
+    hosts: int, ops: list[tuple[object, ...]]
+) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp)
+        store = _store(path, hosts)
+        f = _frontier(store)
+        now = T0
+        held: list[str] = []
+        committed: set[str] = set()  # URLs admitted and committed
+        admitted: set[str] = set()
+        for op in ops:
+            kind = op[0]
+            if kind == "add":
+                _, h, p, key = op
+                u = url(f"h{h}.example", f"/{p}", priority=int(str(key)))
+                admitted.update(a.url for a in f.add([u], now=now).added)
+            elif kind in ("finish", "retry", "requeue"):
+                lease = f.take(now)
+                if lease is None:
+                    continue
+                if kind == "finish":
+                    f.finish(lease, UrlStatus.FETCHED, host_ready_at=now + int(str(op[1])))
+                elif kind == "retry":
+                    f.retry(lease, due=now + int(str(op[1])), host_ready_at=now, reason="503")
+                else:
+                    f.requeue(lease, host_ready_at=now, defer=bool(op[1]))
+            elif kind == "hold":
+                host = f"h{op[1]}.example"
+                if f.hold_host(host, now, until=now + 60) is None:
+                    held.append(host)
+            elif kind == "release" and held:
+                f.release_host(held.pop(), host_ready_at=now)
+            elif kind == "tick":
+                now += int(str(op[1]))
+                f.wake_due(now)
+            elif kind == "commit":
+                store.commit()
+                committed |= admitted
+            elif kind == "restart":
+                crash = bool(op[1])
+                store.close(commit=not crash)
+                if not crash:
+                    committed |= admitted
+                admitted = set(committed)
+                store = _store(path, hosts)
+                f = _frontier(store)
+                held = []
+            _check_books(f, hosts, 0)
+        # Everything admitted is served in the end, each URL once.
+        for host in held:
+            f.release_host(host, host_ready_at=now)
+        served: list[str] = []
+        for _ in range(10_000):
+            lease = f.take(now)
+            if lease is not None:
+                served.append(lease.url)
+                f.finish(lease, UrlStatus.FETCHED, host_ready_at=now)
+                continue
+            wake = f.next_wake(now)
+            due = f.next_wake_due()
+            if wake is None and due is None:
+                break
+            now = max(now + 1, min(t for t in (wake, due) if t is not None))
+            f.wake_due(now)
+        _check_books(f, hosts, 0)
+        assert f.counts()[UrlStatus.QUEUED] == 0 and f.counts()[UrlStatus.WAITING] == 0
+        assert len(served) == len(set(served))
+        done = {r[0] for r in f._c.execute("SELECT url FROM urls WHERE status=2")}
+        assert admitted <= done
+        store.close()
