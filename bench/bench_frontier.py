@@ -21,6 +21,7 @@ from pathlib import Path
 
 import xxhash
 
+from trawl.memory import MemoryLimits
 from trawl.models import NewUrl, UrlStatus
 from trawl.storage.sqlite.db import Database
 from trawl.storage.sqlite.frontier import SqliteFrontier
@@ -72,11 +73,17 @@ def main() -> None:
     parser.add_argument("--chunk", type=int, default=200_000, help="URLs generated at a time")
     parser.add_argument("--takes", type=int, default=500_000)
     parser.add_argument("--dir", type=Path, default=None)
+    parser.add_argument(
+        "--frontier-hosts",
+        type=int,
+        default=MemoryLimits().frontier_hosts,
+        help="hosts the frontier holds in its schedule (memory.frontier_hosts)",
+    )
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory(dir=args.dir) as tmp:
         db = Database(Path(tmp) / "state.db")
-        frontier = SqliteFrontier(db)
+        frontier = SqliteFrontier(db, active_hosts=args.frontier_hosts)
         insert_wall = insert_cpu = 0.0
         done = 0
         seed = 0
@@ -135,7 +142,10 @@ def main() -> None:
         rss_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         db.close()
 
-    print(f"URLs queued:        {queued:,} over {args.hosts:,} hosts")
+    print(
+        f"URLs queued:        {queued:,} over {args.hosts:,} hosts, "
+        f"{args.frontier_hosts:,} of them held in the schedule"
+    )
     print(
         f"inserts:            {args.urls / insert_wall:,.0f} URLs/s wall, "
         f"{args.urls / insert_cpu:,.0f} URLs/CPU-s "

@@ -42,7 +42,7 @@ class SqliteFrontier(FrontierRows):
                 clashes.append(u)
         if not batch:
             return AddResult(())
-        known = self._existing(batch.values())
+        known, unknown = self._existing(batch.values())
         added: list[NewUrl] = []
         rows: list[tuple[object, ...]] = []
         raises: list[tuple[object, ...]] = []
@@ -69,7 +69,7 @@ class SqliteFrontier(FrontierRows):
                     seen += 1
                     continue
                 fp = slot
-            host = self._host(u.host)
+            host = self._host(u.host, new=u.host in unknown)
             budget = host.budget if host.budget is not None else self._max_per_host
             if budget is not None and host.admitted >= budget:
                 dropped["host budget"] = dropped.get("host budget", 0) + 1
@@ -111,9 +111,11 @@ class SqliteFrontier(FrontierRows):
         if host.head is None or key < host.head:
             host.head = key
 
-    def _existing(self, urls: Iterable[NewUrl]) -> dict[int, tuple[str, int, int, float, float]]:
+    def _existing(
+        self, urls: Iterable[NewUrl]
+    ) -> tuple[dict[int, tuple[str, int, int, float, float]], set[str]]:
         """fp -> (stored URL, status, key, cash, history) for the offered URLs already
-        known (same host, same fp)."""
+        known (same host, same fp); and the hosts not known at all."""
         keys: list[int] = []
         hosts = self._hosts
         unknown: set[str] = set()
@@ -138,7 +140,7 @@ class SqliteFrontier(FrontierRows):
                 chunk,
             ):
                 found[fp] = (url, status, key, cash, history)
-        return found
+        return found, unknown
 
     def _probe(self, host_id: int, fp: int, url: str) -> int | None:
         """The slot for ``url`` after a collision at ``fp``; None if ``url`` is stored there."""

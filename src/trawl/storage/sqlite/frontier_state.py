@@ -162,8 +162,12 @@ class FrontierRows(ScheduleReads):
     def _held(self, row: tuple[object, ...]) -> Host:
         """A host record from its row (``_COLUMNS``), now held."""
         host = Host(*row[:8])  # type: ignore[arg-type]
-        host.parked = row[8] is not None
-        if host.queued > 0:
+        parked_order = row[8]
+        if isinstance(parked_order, int):
+            # Written from its head (or read from its queue on open): no read of the queue.
+            host.parked = True
+            host.head = parked_order - host.priority
+        elif host.queued > 0:  # not parked, out of memory: not the case, but read it
             host.head = self._c.execute(
                 "SELECT min(priority) FROM urls WHERE host_id=? AND status=0", (host.id,)
             ).fetchone()[0]
@@ -242,8 +246,10 @@ class FrontierRows(ScheduleReads):
         self._counts[new] += n
         self._counts_dirty = True
 
-    def _host(self, name: str) -> Host:
-        host = self._known(name)
+    def _host(self, name: str, *, new: bool = False) -> Host:
+        """The record of host ``name``, its row made if it has none (``new``: known to
+        have none, so not looked for)."""
+        host = self._hosts.get(name) if new else self._known(name)
         if host is None:
             cur = self._c.execute("INSERT INTO hosts(name) VALUES(?)", (name,))
             assert cur.lastrowid is not None
