@@ -56,3 +56,16 @@ def test_parse_retry_after() -> None:
     now = 1445412470.0  # 10 s before that date
     assert parse_retry_after(date, now) == 10.0
     assert parse_retry_after(date, now + 100) == 0.0
+
+
+def test_the_least_recently_fetched_hosts_are_forgotten_past_the_cap() -> None:
+    p = Politeness(delay=1.0, max_crawl_delay=30.0, max_backoff=600.0, max_hosts=10)
+    for i in range(10):
+        p.set_crawl_delay(f"h{i}.example", 5.0)
+    p.after_trouble("h0.example", 0.0)
+    p.set_crawl_delay("h0.example", 5.0)  # fetched again: now the most recent
+    p.set_crawl_delay("new.example", None)  # the 11th: one host forgotten (a tenth)
+    assert p.delay("h0.example") == 5.0 and p.backoff("h0.example") > 0
+    assert p.delay("h1.example") == 1.0  # the least recently fetched: forgotten
+    assert all(p.delay(f"h{i}.example") == 5.0 for i in range(2, 10))
+    assert len(p._hosts) == 10
