@@ -61,6 +61,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))  # run as a script
 
 from bench import bench_crawl, bench_fleet  # noqa: E402
+from bench._hostcost import host_bytes, host_caps  # noqa: E402
 from bench._peaks import PeakWatch  # noqa: E402
 
 MB = 1e6
@@ -291,56 +292,6 @@ class Servers:
         self.s3.stop()
 
 
-def host_bytes(work: Path, hosts: int = 200_000, first: int = 20_000) -> str:
-    """The Python heap a host named by links costs the crawl process, through its own
-    admission (scope ``any``: the frontier's host record and schedule entry, the host's
-    URL equivalences, its ranking; one URL each), from tracemalloc: over the ``first``
-    hosts, by file, and over the second half of ``hosts`` (past the frontier's
-    ``memory.frontier_hosts``, 50,000, and the other per-host caps: what is not bounded
-    still costs there)."""
-    import tracemalloc
-
-    from trawl import wire
-    from trawl.clock import SystemClock
-    from trawl.config import CrawlConfig
-    from trawl.frontier.admission import Candidate
-    from trawl.frontier.traps import ScopeFilter
-    from trawl.storage.open import open_store
-
-    data = work / "hosts"
-    store = open_store(data)
-    config = CrawlConfig(data_dir=data, scope="any")
-    admission = wire.admission(config, store, ScopeFilter("any"), clock=SystemClock(), shared=False)
-    tracemalloc.start()
-    before = tracemalloc.get_traced_memory()[0]
-    via = "https://seed.example/"
-    grown: dict[int, int] = {}
-    parts = ""
-    for i in range(0, hosts, 50):
-        named = range(i, min(i + 50, hosts))
-        admission.offer([Candidate(f"https://h{j:06d}.example/", 1, via=via) for j in named], now=0)
-        done = named.stop
-        if done % 1000 == 0 or done == hosts:
-            store.commit({})
-            grown[done] = tracemalloc.get_traced_memory()[0] - before
-        if done == first:
-            parts = ", ".join(
-                f"{s.traceback[0].filename.rpartition('trawl/')[2]} {s.size / first:.0f}"
-                for s in tracemalloc.take_snapshot().statistics("filename")[:6]
-                if s.size >= first
-            )
-    tracemalloc.stop()
-    store.close()
-    half = max(k for k in grown if k <= hosts // 2)
-    late = (grown[hosts] - grown[half]) / (hosts - half)
-    return (
-        f"hosts named by links (one URL each, through admission; SQLite's pages not "
-        f"included): {grown[first] / first:.0f} bytes of Python heap a host over the first "
-        f"{first:,} ({parts}); {late:.0f} a host from {half:,} to {hosts:,} hosts; "
-        f"{grown[hosts] / 2**20:.1f} MiB in all"
-    )
-
-
 ORDER = [
     "crawl process",
     "worker process",
@@ -483,6 +434,8 @@ def main(argv: list[str] | None = None) -> int:
         for line in report(runs):
             print(line)
         print("\n" + host_bytes(work))
+        for line in host_caps():
+            print(line)
     finally:
         if servers is not None:
             servers.stop()
