@@ -126,14 +126,14 @@ class MemoryLimits:
     # crawl keeps one per host contacted within the keep-alive time otherwise (4,003
     # sockets on 4,000 hosts; bounded, the crawl process held 30 MB less).
     idle_connections: int = IDLE_CONNECTIONS
-    # Hosts the SQLite frontier holds in memory, in its schedule: those with queued
-    # work that may be fetched next, and those in flight (some 400 bytes each: the host
-    # record, its schedule entry, its name). Others with queued work wait on disk, in
-    # order, and come in as hosts leave; a host that has had 100 fetches in a row while
-    # others waited goes back to wait (``storage/sqlite/frontier_state.py``), so none
-    # waits forever. Links name hosts without end (held in memory, a million took 550
-    # MB); 50,000 ready hosts keep any crawl's fetches busy, even at a host's delay of
-    # several seconds.
+    # Hosts with queued work the SQLite frontier holds in memory, in its schedule (some
+    # 400 bytes each: the host record, its schedule entry, its name; hosts in flight
+    # come on top, as many as the fetches under way). Others with queued work wait on
+    # disk, in order, and come in as hosts leave; a host that has had 100 fetches in a
+    # row while others waited goes back to wait (``storage/sqlite/frontier_state.py``),
+    # so none waits forever. Links name hosts without end (held in memory, a million
+    # took 550 MB); 50,000 ready hosts keep any crawl's fetches busy, even at a host's
+    # delay of several seconds.
     frontier_hosts: int = 50_000
     # Tags of a page a parse worker builds a tree of (0: all); the rest of the page is
     # not parsed (``parse:tags over cap``). Lexbor's tree takes some 320 bytes a tag:
