@@ -6,9 +6,9 @@ the URLs a dead process held in flight, keeps the host schedule, writes the coun
 in the commit hook, and answers the Frontier protocol's reads. The writes are in
 ``trawl.storage.sqlite.frontier``.
 
-Memory holds a bounded number of hosts (``active_hosts``: ``memory.frontier_hosts``):
-those in the schedule or in flight. Links name hosts without end, so the others with
-queued work are *parked*: their row's ``parked_order`` holds their order, and the best
+Memory holds a bounded number of hosts (``active_hosts``: ``memory.frontier_hosts``)
+in the schedule, and those in flight beside them. Links name hosts without end, so the
+others with queued work are *parked*: their row's ``parked_order`` holds their order, and the best
 of them come into the schedule as hosts leave it (their queue ran dry, or they had
 ``TURNS`` fetches while others waited). Host records out of the schedule are a cache,
 read from their row when wanted and dropped after a commit when it has grown.
