@@ -8,7 +8,6 @@ memory and write them in ``before_commit`` hooks, inside the same transaction.
 from __future__ import annotations
 
 import contextlib
-import os
 import sqlite3
 from collections.abc import Callable
 from pathlib import Path
@@ -209,7 +208,7 @@ class Database:
             c.execute("COMMIT")
             c.execute("BEGIN")
         except sqlite3.DatabaseError as exc:
-            os.close(self._lock_fd)
+            release(self._lock_fd)
             full = as_disk_full(exc, path)
             if full is not None:
                 raise full from exc
@@ -272,7 +271,7 @@ class Database:
             with contextlib.suppress(sqlite3.Error):
                 self.conn.execute("ROLLBACK")
             self.conn.close()
-            os.close(self._lock_fd)
+            release(self._lock_fd)
 
 
 def _migrate(c: sqlite3.Connection, version: int) -> None:

@@ -159,7 +159,7 @@ class SqliteFrontier(FrontierRows):
 
     def take(self, now: float) -> Lease | None:
         c = self._c
-        self._fill()
+        self._refill()
         while True:
             name = self._schedule.pop(now)
             if name is None:

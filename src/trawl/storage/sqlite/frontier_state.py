@@ -163,25 +163,19 @@ class FrontierRows(ScheduleReads):
         """A host record from its row (``_COLUMNS``), now held."""
         host = Host(*row[:8])  # type: ignore[arg-type]
         parked_order = row[8]
+        # Out of memory, a host with queued work is parked: its order was written from
+        # its head (or read from its queue on open), so the queue is not read.
         if isinstance(parked_order, int):
-            # Written from its head (or read from its queue on open): no read of the queue.
             host.parked = True
             host.head = parked_order - host.priority
-        elif host.queued > 0:  # not parked, out of memory: not the case, but read it
-            host.head = self._c.execute(
-                "SELECT min(priority) FROM urls WHERE host_id=? AND status=0", (host.id,)
-            ).fetchone()[0]
         self._hosts[host.name] = host
         return host
-
-    def _room(self) -> bool:
-        # Hosts in flight are bounded apart (the fetches under way), so not counted.
-        return len(self._schedule) < self._active
 
     def _place(self, host: Host) -> None:
         """``host`` has queued work and is not in flight: into the schedule if it is
         there already or there is room, else parked (its order written at the commit)."""
-        if host.name in self._schedule or self._room():
+        # Hosts in flight are bounded apart (the fetches under way), so not counted.
+        if host.name in self._schedule or len(self._schedule) < self._active:
             if host.parked:
                 self._unpark(host)
             self._schedule.schedule(host.name, host.next_at, host.order)
@@ -215,12 +209,9 @@ class FrontierRows(ScheduleReads):
             host.name, ready_at, has_work=work and not host.parked, priority=host.order
         )
 
-    def _fill(self) -> None:
-        """Bring parked hosts into the schedule while it has room (cheap when not)."""
-        if self._parked and self._room():
-            self._refill()
-
     def _refill(self) -> None:
+        """Bring the best parked hosts into the schedule while it has room (cheap when
+        not: every take and wake asks)."""
         room = self._active - len(self._schedule)
         if room <= 0 or not self._parked:
             return
@@ -234,8 +225,6 @@ class FrontierRows(ScheduleReads):
             self._parked = 0  # the count said otherwise; trust the rows
         for row in rows:
             host = self._hosts.get(row[1]) or self._held(row)
-            if not host.parked:  # held, its row not written yet: not the case after the flush
-                continue
             self._unpark(host)
             if host.queued > 0 and not self._schedule.is_busy(host.name):
                 self._schedule.schedule(host.name, host.next_at, host.order)
@@ -324,8 +313,8 @@ class FrontierRows(ScheduleReads):
         return dict(self._counts)
 
     def next_wake(self, now: float) -> float | None:
-        self._fill()
-        return self._schedule.next_wake(now)
+        self._refill()
+        return super().next_wake(now)
 
     def hosts_waiting(self, now: float) -> int:
-        return len(self._schedule) - self._schedule.ready_count(now) + self._parked
+        return super().hosts_waiting(now) + self._parked
