@@ -28,6 +28,7 @@ from trawl.storage.local import LocalBlobStore
 from trawl.storage.memory import MemoryBlobStore, MemoryCrawlStore, MemoryDisk
 from trawl.storage.redis.store import RedisCrawlStore
 from trawl.storage.s3 import S3BlobStore
+from trawl.storage.sqlite.frontier_state import FRONTIER_HOSTS
 from trawl.storage.sqlite.store import SqliteCrawlStore
 
 
@@ -86,18 +87,14 @@ class Backend:
 class SqliteBackend(Backend):
     name = "sqlite"
 
-    def __init__(self, path: Path, *, frontier_hosts: int | None = None) -> None:
+    def __init__(self, path: Path, *, frontier_hosts: int = FRONTIER_HOSTS) -> None:
         super().__init__()
         self.path = path / "state.db"
         self._hosts = frontier_hosts
-        if frontier_hosts is not None:
+        if frontier_hosts != FRONTIER_HOSTS:
             self.name = "sqlite-parked"
 
     def _open(self, *, max_per_host: int | None, lease_seconds: float) -> CrawlStore:
-        if self._hosts is None:
-            return SqliteCrawlStore(
-                self.path, max_per_host=max_per_host, lease_seconds=lease_seconds
-            )
         return SqliteCrawlStore(
             self.path,
             max_per_host=max_per_host,

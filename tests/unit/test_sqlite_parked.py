@@ -186,13 +186,14 @@ _OPS = st.lists(
 def _check_books(f: SqliteFrontier, hosts: int, peak_busy: int) -> None:
     """Counters, host records, rows, schedule and parked marks agree; the schedule holds
     ``hosts`` at most, and those a fetch or hold had when they came back (as many as
-    were ever out at once)."""
+    were ever out at once). Read without writing anything: a held record stands for its
+    row (what the next commit writes; a record the commit would write is always held)."""
     c = f._c
     rows = dict(c.execute("SELECT status, count(*) FROM urls GROUP BY status").fetchall())
     counts = f.counts()
     assert {int(s): n for s, n in counts.items() if n} == rows
     assert counts[UrlStatus.IN_FLIGHT] == 0  # each step ends the lease it takes
-    f._flush_hosts()
+    assert all(f._hosts.get(h.name) is h for h in f._dirty.values())
     queued = dict(
         c.execute("SELECT host_id, count(*) FROM urls WHERE status=0 GROUP BY host_id").fetchall()
     )
@@ -202,22 +203,21 @@ def _check_books(f: SqliteFrontier, hosts: int, peak_busy: int) -> None:
         ).fetchall()
     )
     parked = 0
-    for host_id, name, n, parked_order in c.execute(
-        "SELECT id, name, queued, parked_order FROM hosts"
+    for host_id, name, n, priority, parked_order in c.execute(
+        "SELECT id, name, queued, priority, parked_order FROM hosts"
     ).fetchall():
-        assert n == queued.get(host_id, 0), name
         held = f._hosts.get(name)
-        if n > 0 and held is not None:
-            # The head may be pessimistic (a URL raised while out), never unknown.
-            assert held.head is not None and held.head >= heads[host_id], name
+        if held is not None:
+            n, priority = held.queued, held.priority
+            parked_order = held.order if held.parked else None
+            if n > 0:  # the head may be pessimistic (a URL raised while out), never unknown
+                assert held.head is not None and held.head >= heads[host_id], name
+        assert n == queued.get(host_id, 0), name
         if parked_order is not None:
             parked += 1
             assert name not in f._schedule, name  # parked: on disk only
-            # Its order as its row says it (a head may be pessimistic: never better).
-            row = c.execute("SELECT priority FROM hosts WHERE id=?", (host_id,)).fetchone()
-            assert parked_order >= row[0] + heads[host_id], name
-            if held is not None:
-                assert parked_order == held.order, name
+            # Its order never better than its queue's (a head may be pessimistic).
+            assert parked_order >= priority + heads[host_id], name
         elif n > 0:  # work, not parked: the schedule or a fetch has it
             assert name in f._schedule or f._schedule.is_busy(name), name
     assert parked == f._parked
