@@ -61,6 +61,7 @@ def host_bytes(work: Path, hosts: int = 200_000, first: int = 20_000) -> str:
 def host_caps() -> list[str]:
     """Each per-host holder of the fetch and parse roles filled to its cap (one entry a
     host, names not counted): the most they hold however many hosts a crawl meets."""
+    import asyncio
     import tracemalloc
 
     from trawl.clock import SystemClock
@@ -82,10 +83,27 @@ def host_caps() -> list[str]:
             t.record(n, Outcome.NEW, admitted=1)
         return t
 
+    class _OneAddress:
+        """A DNS backend answering one public IPv4 address a name, as most hosts have."""
+
+        def __init__(self) -> None:
+            self.n = 0
+
+        async def lookup(self, host: str) -> dns.DnsAnswer:
+            self.n += 1
+            return dns.DnsAnswer((f"93.184.{self.n % 256}.{self.n // 256 % 256}",), 3600.0)
+
+        async def close(self) -> None:
+            pass
+
     def answers(names: list[str]) -> object:
-        d = dns.DnsCache(guard=AddressGuard(), clock=SystemClock())
-        for i, n in enumerate(names):  # one IPv4 address each, as most hosts
-            d._store(n, dns._Entry(1e12, addresses=((f"93.184.{i % 256}.{i // 256 % 256}", 2),)))
+        d = dns.DnsCache(guard=AddressGuard(), clock=SystemClock(), backend=_OneAddress())
+
+        async def resolve_all() -> None:
+            for n in names:
+                await d.resolve(n, 443)
+
+        asyncio.run(resolve_all())
         return d
 
     class _NoStore:
