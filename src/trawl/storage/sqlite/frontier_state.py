@@ -47,7 +47,7 @@ class Host:
     demoted_reason: str | None
     head: int | None = None  # the key of its best queued URL (not stored: read on load)
     parked: bool = False  # queued work, waiting on disk rather than in the schedule
-    turns: int = 0  # URLs taken since it came into the schedule
+    turns: int = 0  # URLs taken since it last came in from parked (counted from 0 then)
 
     @property
     def order(self) -> int:
@@ -186,7 +186,6 @@ class FrontierRows(ScheduleReads):
         if not host.parked:
             host.parked = True
             self._parked += 1
-        host.turns = 0
         self._dirty[host.id] = host
 
     def _unpark(self, host: Host) -> None:
