@@ -21,10 +21,10 @@ from pathlib import Path
 
 import xxhash
 
-from trawl.memory import MemoryLimits
 from trawl.models import NewUrl, UrlStatus
 from trawl.storage.sqlite.db import Database
 from trawl.storage.sqlite.frontier import SqliteFrontier
+from trawl.storage.sqlite.frontier_state import FRONTIER_HOSTS
 
 
 def _fp(url: str) -> int:
@@ -76,7 +76,7 @@ def main() -> None:
     parser.add_argument(
         "--frontier-hosts",
         type=int,
-        default=MemoryLimits().frontier_hosts,
+        default=FRONTIER_HOSTS,
         help="hosts the frontier holds in its schedule (memory.frontier_hosts)",
     )
     args = parser.parse_args()

@@ -43,8 +43,8 @@ class Demotion:
 
 
 class _Window:
-    """The last outcomes of one host, as a ring buffer of bytes (some 190 bytes a host
-    with its map entry: was 366, with a list of counts and an ordered map's node)."""
+    """The last outcomes of one host, as a ring buffer of bytes (209 bytes a host with
+    its map entry, measured: was 366, with a list of counts and an ordered map's node)."""
 
     __slots__ = ("demoted_at", "level", "ring", "seen")
 
@@ -59,7 +59,7 @@ class _Window:
         self.seen += 1
 
     def count(self, outcome: Outcome) -> int:
-        """Outcomes of this kind in the window (a scan of 50 bytes in C)."""
+        """Outcomes of this kind in the window (a scan of its bytes, in C)."""
         return self.ring.count(outcome)
 
 
