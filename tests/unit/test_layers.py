@@ -28,6 +28,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "trawl.pickling",
         "trawl.memory",
         "trawl.locks",  # imports nothing of trawl
+        "trawl.lru",  # imports nothing of trawl
         "trawl.scratch",
     ),
     ("trawl.config", "trawl.config_load", "trawl.rules"),

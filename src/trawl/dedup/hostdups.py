@@ -19,6 +19,8 @@ import enum
 import math
 from dataclasses import dataclass
 
+from trawl.lru import Lru
+
 __all__ = ["Demotion", "HostDupTracker", "Outcome"]
 
 
@@ -92,25 +94,21 @@ class HostDupTracker:
         self.budget_slack = budget_slack
         self.budget_floor = budget_floor
         self.max_hosts = max_hosts
-        # Least recently seen first: a host seen again is put back last.
-        self._hosts: dict[str, _Window] = {}
+        self._hosts: Lru[str, _Window] = Lru(max_hosts)
 
     def __len__(self) -> int:
         return len(self._hosts)
 
     def _window(self, host: str) -> _Window:
-        hosts = self._hosts
-        w = hosts.pop(host, None)
+        w = self._hosts.get(host)
         if w is None:
             w = _Window(self.window)
-            if len(hosts) >= self.max_hosts:
-                del hosts[next(iter(hosts))]
-        hosts[host] = w
+            self._hosts.put(host, w)
         return w
 
     def share(self, host: str) -> float | None:
         """The duplicate share of the host's window, None if it is not tracked."""
-        w = self._hosts.get(host)
+        w = self._hosts.peek(host)
         return None if w is None else self._share(w)
 
     def _share(self, w: _Window) -> float:

@@ -43,7 +43,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import socket
-from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass
 from ipaddress import IPv4Address, ip_address
@@ -55,6 +54,7 @@ from aiohttp.abc import AbstractResolver, ResolveResult
 from trawl.clock import Clock
 from trawl.errors import BlockedAddressError, ConfigError, TrawlError
 from trawl.fetch.address import AddressGuard, is_localhost, read_host
+from trawl.lru import Lru
 
 __all__ = [
     "AresBackend",
@@ -159,8 +159,7 @@ class DnsCache:
         self._max_ttl = max_ttl
         self._negative_ttl = negative_ttl
         self._default_ttl = default_ttl
-        self._max_names = max_names
-        self._entries: OrderedDict[str, _Entry] = OrderedDict()
+        self._entries: Lru[str, _Entry] = Lru(max_names)
         self._inflight: dict[str, asyncio.Task[_Entry]] = {}
         self._overrides: dict[str, tuple[str, int, str | None]] = {}
         for host, ip in overrides.items():
@@ -226,9 +225,8 @@ class DnsCache:
         if entry is None:
             return None
         if entry.expires <= self._clock.now():
-            del self._entries[key]
+            self._entries.pop(key)
             return None
-        self._entries.move_to_end(key)
         self.hits += 1
         return entry
 
@@ -286,11 +284,7 @@ class DnsCache:
         return _Entry(expires, addresses=(*v4, *v6))
 
     def _store(self, name: str, entry: _Entry) -> None:
-        entries = self._entries
-        entries[name] = entry
-        entries.move_to_end(name)
-        while len(entries) > self._max_names:
-            entries.popitem(last=False)
+        self._entries.put(name, entry)
 
     def forget(self, host: str) -> None:
         """Drop a cached answer (e.g. after the operator changed an override)."""

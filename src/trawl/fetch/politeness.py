@@ -14,7 +14,8 @@ import email.utils
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from itertools import islice
+
+from trawl.lru import Lru
 
 # Hosts whose pace is held (some 90 bytes each and the name): the least recently fetched
 # beyond are forgotten. Was 1,000,000 (some 150 MB); four times the frontier's 50,000.
@@ -60,20 +61,15 @@ class Politeness:
         self._overrides = overrides
         self._max_crawl_delay = max_crawl_delay
         self._max_backoff = max_backoff
-        self._hosts: dict[str, _HostPace] = {}
-        self._max_hosts = max_hosts
+        # Every fetch sets its host's Crawl-delay, so the hosts forgotten first are
+        # those least recently fetched: set again at their next fetch, a back-off lost.
+        self._hosts: Lru[str, _HostPace] = Lru(max_hosts)
 
     def _pace(self, host: str) -> _HostPace:
-        # Put back last (every fetch sets its host's Crawl-delay): the hosts forgotten
-        # first are those least recently fetched.
-        pace = self._hosts.pop(host, None)
+        pace = self._hosts.get(host)
         if pace is None:
             pace = _HostPace()
-            if len(self._hosts) >= self._max_hosts:
-                # Their Crawl-delay is set again at their next fetch; a back-off is lost.
-                for key in list(islice(self._hosts, max(1, self._max_hosts // 10))):
-                    del self._hosts[key]
-        self._hosts[host] = pace
+            self._hosts.put(host, pace)
         return pace
 
     def set_delay(self, delay: float) -> None:
@@ -87,7 +83,7 @@ class Politeness:
 
     def delay(self, host: str) -> float:
         """The gap this host gets between two requests, before any back-off."""
-        pace = self._hosts.get(host)
+        pace = self._hosts.peek(host)
         crawl_delay = pace.crawl_delay if pace is not None else None
         base = self._delay
         if self._overrides is not None:
@@ -99,7 +95,7 @@ class Politeness:
         return max(base, min(crawl_delay, self._max_crawl_delay))
 
     def after_success(self, host: str, now: float) -> float:
-        pace = self._hosts.get(host)
+        pace = self._hosts.peek(host)
         if pace is not None and pace.backoff:
             pace.backoff = pace.backoff / 2 if pace.backoff > 1.0 else 0.0
         return now + self.delay(host) + (pace.backoff if pace is not None else 0.0)
@@ -115,5 +111,5 @@ class Politeness:
         return now + wait
 
     def backoff(self, host: str) -> float:
-        pace = self._hosts.get(host)
+        pace = self._hosts.peek(host)
         return pace.backoff if pace is not None else 0.0

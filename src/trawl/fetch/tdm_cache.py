@@ -10,9 +10,9 @@ shorter time so the file is tried again.
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from dataclasses import dataclass
 
+from trawl.lru import Lru
 from trawl.parse.tdm import NO_RULES, TdmRules, parse_tdmrep_json
 from trawl.storage.base import OriginFileStore
 
@@ -31,8 +31,7 @@ class TdmCache:
 
     def __init__(self, store: OriginFileStore, *, capacity: int = 50_000) -> None:
         self._store = store
-        self._mem: OrderedDict[str, _Entry] = OrderedDict()
-        self._capacity = capacity
+        self._mem: Lru[str, _Entry] = Lru(capacity)
 
     def get(self, origin: str, now: float) -> TdmRules | None:
         """The rules, or None when the file must be fetched (never, or expired)."""
@@ -43,7 +42,7 @@ class TdmCache:
                 return None
             status, body, expires_at = row
             entry = _Entry(_rules(status, body), expires_at)
-            self._remember(origin, entry)
+            self._mem.put(origin, entry)
         return None if now >= entry.expires_at else entry.rules
 
     def record(
@@ -56,14 +55,8 @@ class TdmCache:
             "tdmrep", origin, status=status, body=kept, fetched_at=now, expires_at=expires
         )
         entry = _Entry(_rules(status, body), expires)
-        self._remember(origin, entry)
+        self._mem.put(origin, entry)
         return entry.rules
-
-    def _remember(self, origin: str, entry: _Entry) -> None:
-        self._mem[origin] = entry
-        self._mem.move_to_end(origin)
-        while len(self._mem) > self._capacity:
-            self._mem.popitem(last=False)
 
 
 def _rules(status: int | None, body: bytes | None) -> TdmRules:

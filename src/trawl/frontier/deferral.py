@@ -55,13 +55,13 @@ Counted under ``equivalence:deferred`` (at admission and at lease) and
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from collections.abc import Container
 from dataclasses import dataclass, field
 
 from trawl import urls
 from trawl.dedup import urlrules as ur
 from trawl.frontier.equivalences import Equivalences
+from trawl.lru import Lru
 from trawl.models import UrlStatus
 from trawl.ranking import is_deferred
 from trawl.storage.base import Frontier
@@ -101,9 +101,8 @@ class Deferral:
         self._frontier = frontier
         self._spare = spare
         self._patience = patience
-        self._max_hosts = max_hosts
         # host -> rule key -> the teachers admitted for it: (URL, when).
-        self._teachers: OrderedDict[str, dict[str, list[tuple[str, float]]]] = OrderedDict()
+        self._teachers: Lru[str, dict[str, list[tuple[str, float]]]] = Lru(max_hosts)
 
     def decide(
         self,
@@ -215,7 +214,7 @@ class Deferral:
         ``patience`` (the others are forgotten). ``ask``: the frontier too, whether
         each is still owed a fetch or its parse (a page whose rel=canonical is
         elsewhere is parsed, but not remembered as a page by the equivalences)."""
-        rules = self._teachers.get(host)
+        rules = self._teachers.peek(host)
         going = None if rules is None else rules.get(key)
         if not going:
             return []
@@ -252,10 +251,8 @@ class Deferral:
         """Record ``url`` as a teacher of the rules ``keys`` (admitted, or leased)."""
         rules = self._teachers.get(host)
         if rules is None:
-            rules = self._teachers[host] = {}
-            if len(self._teachers) > self._max_hosts:
-                self._teachers.popitem(last=False)
-        self._teachers.move_to_end(host)
+            rules = {}
+            self._teachers.put(host, rules)
         for key in dict.fromkeys(keys):
             going = rules.setdefault(key, [])
             if all(u != url for u, _at in going):  # once (admitted, then leased)

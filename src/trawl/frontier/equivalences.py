@@ -28,7 +28,6 @@ from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from types import MappingProxyType
-from typing import TypeVar
 
 from trawl import urls
 from trawl.clock import Clock
@@ -36,6 +35,7 @@ from trawl.dedup import urlrules as ur
 from trawl.dedup.urlrules import Feature, Rewrite, RuleState, Thresholds, UrlRule
 from trawl.errors import UrlError
 from trawl.jobs import OutcomeKind, ParseOutcome
+from trawl.lru import Lru
 from trawl.storage.base import Counters, PageStore, UrlRuleStore
 
 MAX_RULES = 64  # rules kept per host (candidates included)
@@ -45,8 +45,6 @@ MAX_PROBES = 8  # failed respellings per rule whose URLs are fetched as found
 GROUP = 8  # spellings remembered per base URL
 HOST_MEMORY = 4096  # parsed URLs remembered per host
 
-K = TypeVar("K")
-V = TypeVar("V")
 Spelling = tuple[str, str, str, tuple[str, ...]]  # rule key, page, URL, values
 
 
@@ -156,8 +154,7 @@ class Equivalences:
         self.thresholds = thresholds or Thresholds()
         self._refresh = refresh
         self._memory = memory
-        self._max_hosts = max_hosts
-        self._hosts: OrderedDict[str, _Host] = OrderedDict()
+        self._hosts: Lru[str, _Host] = Lru(max_hosts)
         # What recently parsed URLs are, per host (``memory`` URLs in all, at most
         # ``HOST_MEMORY`` a host; the least recently seen hosts are forgotten first).
         self._recent: OrderedDict[str, _Recent] = OrderedDict()
@@ -166,8 +163,8 @@ class Equivalences:
         # Where rewritten URLs went (host, target) -> rule key, to notice a target failing;
         # the URLs given back to see whether they work where their spelling failed
         # (host, URL) -> (rule key, what failed), and how many a rule had.
-        self._targets: OrderedDict[tuple[str, str], str] = OrderedDict()
-        self._probes: OrderedDict[tuple[str, str], tuple[str, str]] = OrderedDict()
+        self._targets: Lru[tuple[str, str], str] = Lru(max(1, memory))
+        self._probes: Lru[tuple[str, str], tuple[str, str]] = Lru(max(1, memory))
         self._probed: dict[tuple[str, str], int] = {}
 
     # -- applying ----------------------------------------------------------------------
@@ -178,12 +175,9 @@ class Equivalences:
         # fleet's), and then a time of each host's own.
         now = 0.0 if self._refresh is None else self._clock.now()
         if h is not None and (self._refresh is None or now - h.loaded_at < self._refresh):
-            self._hosts.move_to_end(host)
             return h
-        h = self._hosts[host] = _Host(self._store.rules(host), now)
-        self._hosts.move_to_end(host)
-        if len(self._hosts) > self._max_hosts:
-            self._hosts.popitem(last=False)
+        h = _Host(self._store.rules(host), now)
+        self._hosts.put(host, h)
         return h
 
     def rewrite(self, url: str, host: str) -> tuple[str, tuple[str, ...]]:
@@ -220,7 +214,7 @@ class Equivalences:
             rule = self._host(r.host).rules.get(r.key)
             if rule is not None and rule.rewrites + counts[name] <= LOG_CAP:
                 kept.append(r)
-            _remember(self._targets, (r.host, r.target), r.key, self._memory)
+            self._targets.put((r.host, r.target), r.key)
         for (host, key), n in counts.items():
             self._store.count(host, key, n)
             h = self._host(host)
@@ -445,7 +439,7 @@ class Equivalences:
         dead link in either spelling), the rule is not to blame."""
         if self._probes.pop((host, url), None) is not None:
             return []  # the URL as found failed too
-        key = self._targets.get((host, url))
+        key = self._targets.peek((host, url))
         h = self._host(host)
         rule = h.rules.get(key or "")
         if key is None or rule is None or rule.state is not RuleState.ACTIVE:
@@ -456,7 +450,7 @@ class Equivalences:
         self._probed[(host, key)] = tried + 1
         found = [r for r in self._store.logged(host, key) if r.target == url]
         for r in found:
-            _remember(self._probes, (host, r.url), (key, f"{url} failed: {reason}"), self._memory)
+            self._probes.put((host, r.url), (key, f"{url} failed: {reason}"))
         self._count.add("equivalence:probed", len(found))
         return found
 
@@ -488,13 +482,6 @@ class Equivalences:
         undo = self._store.logged(host, key)
         self._store.forget(host, key)
         return undo
-
-
-def _remember(lru: OrderedDict[K, V], name: K, value: V, cap: int) -> None:
-    lru[name] = value
-    lru.move_to_end(name)
-    if len(lru) > cap:
-        lru.popitem(last=False)
 
 
 def _learning(rule: UrlRule) -> bool:

@@ -29,6 +29,7 @@ from __future__ import annotations
 import math
 
 from trawl.config import PriorityMode
+from trawl.lru import Lru
 from trawl.ranking import SCALE, importance_key
 
 __all__ = ["HostQuality", "PriorityMode", "Ranker"]
@@ -47,23 +48,21 @@ class HostQuality:
             raise ValueError("prior must be positive and max_hosts at least 1")
         self.prior = prior
         self.max_hosts = max_hosts
-        self._hosts: dict[str, list[int]] = {}  # host -> [good, bad], oldest first
+        self._hosts: Lru[str, list[int]] = Lru(max_hosts)  # host -> [good, bad]
 
     def __len__(self) -> int:
         return len(self._hosts)
 
     def record(self, host: str, *, good: bool) -> None:
         """One page of ``host`` kept (``good``), or a duplicate, an error, a failure."""
-        counts = self._hosts.pop(host, None)
+        counts = self._hosts.get(host)
         if counts is None:
             counts = [0, 0]
-            if len(self._hosts) >= self.max_hosts:
-                del self._hosts[next(iter(self._hosts))]
+            self._hosts.put(host, counts)
         counts[0 if good else 1] += 1
-        self._hosts[host] = counts  # most recent last
 
     def factor(self, host: str) -> float:
-        counts = self._hosts.get(host)
+        counts = self._hosts.peek(host)
         if counts is None:
             return 1.0
         good, bad = counts

@@ -16,10 +16,10 @@ of a fleet knows it; it expires after a week.
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from typing import Final
 
 from trawl.fetch.render.decide import MIN_TEXT
+from trawl.lru import Lru
 from trawl.storage.base import OriginFileStore
 
 __all__ = ["MISSES", "RenderHints", "gained"]
@@ -45,22 +45,15 @@ class RenderHints:
     def __init__(self, store: OriginFileStore, *, ttl: float = _TTL, capacity: int = 50_000):
         self._store = store
         self._ttl = ttl
-        self._capacity = capacity
-        self._mem: OrderedDict[str, _Hint] = OrderedDict()
+        self._mem: Lru[str, _Hint] = Lru(capacity)
 
     def _get(self, host: str, now: float) -> _Hint:
         hint = self._mem.get(host)
         if hint is None:
             row = self._store.load(KIND, host)
             hint = _UNKNOWN if row is None else (row[1] == _NEEDS, True, row[0] or 0, row[2])
-            self._remember(host, hint)
+            self._mem.put(host, hint)
         return _UNKNOWN if hint[3] <= now else hint
-
-    def _remember(self, host: str, hint: _Hint) -> None:
-        self._mem[host] = hint
-        self._mem.move_to_end(host)
-        while len(self._mem) > self._capacity:
-            self._mem.popitem(last=False)
 
     def needs(self, host: str, now: float) -> bool:
         """The host was learned to need rendering."""
@@ -85,4 +78,4 @@ class RenderHints:
         expires = now + self._ttl
         body = _NEEDS if needs else _NOT
         self._store.save(KIND, host, status=misses, body=body, fetched_at=now, expires_at=expires)
-        self._remember(host, (needs, True, misses, expires))
+        self._mem.put(host, (needs, True, misses, expires))
