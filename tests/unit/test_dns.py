@@ -87,6 +87,14 @@ def ips(addresses: Sequence[ResolvedAddress]) -> list[str]:
 # -- the cache and TTLs -------------------------------------------------------------------
 
 
+async def test_a_cached_name_is_the_callers_string_not_a_copy() -> None:
+    # A parser's copy of each name would cost some 60 bytes a cached name.
+    cache, _backend, _clock = make({"books.example": answer(PUBLIC)})
+    host = "".join(["books", ".example"])  # a string object of its own
+    await cache.resolve(host, 80)
+    assert [name is host for name in cache._entries] == [True]
+
+
 async def test_answer_is_cached_for_its_ttl() -> None:
     cache, backend, clock = make({"books.example": answer(PUBLIC, ttl=120)})
     assert await cache.resolve("books.example", 80) == [ResolvedAddress(PUBLIC, socket.AF_INET, 80)]

@@ -211,7 +211,10 @@ class DnsCache:
                 if reason is not None:
                     raise BlockedAddressError(host, _LOCALHOST, reason)
                 return [ResolvedAddress(_LOCALHOST, _AF_INET, port)]
-            entry = self._fresh(value) if value != key else None
+            if value == key:
+                value = key  # the caller's string, not the parser's copy, is kept
+            else:
+                entry = self._fresh(value)
             if entry is None:
                 entry = await self._query(value)
         if entry.failure is not None:
@@ -307,7 +310,9 @@ class DnsCache:
 
 
 def _key(host: str) -> str:
-    key = host.lower()
+    # Hosts come in normal form, lower-case: kept as they are, not copied (60 bytes a
+    # cached name).
+    key = host if host.islower() else host.lower()
     return key[:-1] if key.endswith(".") else key
 
 
