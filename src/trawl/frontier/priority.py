@@ -40,8 +40,8 @@ CHANGE_WEIGHT = 0.5  # exponent of the revisit factor (opic)
 
 class HostQuality:
     """Per host, the pages kept against the duplicates and errors seen: a factor in
-    (0, 1] for its URLs' scores. Bounded: past ``max_hosts`` the host seen longest
-    ago is forgotten (it starts again at 1, as a new host does)."""
+    (0, 1] for its URLs' scores. Bounded: past ``max_hosts`` the hosts seen longest
+    ago are forgotten, a tenth at a time (each starts again at 1, as a new host does)."""
 
     def __init__(self, *, prior: float = 2.0, max_hosts: int = 100_000) -> None:
         if prior <= 0 or max_hosts < 1:
