@@ -64,8 +64,24 @@ def test_the_least_recently_fetched_hosts_are_forgotten_past_the_cap() -> None:
         p.set_crawl_delay(f"h{i}.example", 5.0)
     p.after_trouble("h0.example", 0.0)
     p.set_crawl_delay("h0.example", 5.0)  # fetched again: now the most recent
-    p.set_crawl_delay("new.example", None)  # the 11th: one host forgotten (a tenth)
+    p.set_crawl_delay("new.example", 2.0)  # the 11th: one host forgotten (a tenth)
     assert p.delay("h0.example") == 5.0 and p.backoff("h0.example") > 0
     assert p.delay("h1.example") == 1.0  # the least recently fetched: forgotten
     assert all(p.delay(f"h{i}.example") == 5.0 for i in range(2, 10))
     assert len(p._hosts) == 10
+
+
+def test_a_host_with_neither_crawl_delay_nor_back_off_is_not_held() -> None:
+    p = Politeness(delay=1.0, max_crawl_delay=30.0, max_backoff=600.0)
+    for i in range(100):
+        p.set_crawl_delay(f"h{i}.example", None)
+        assert p.after_success(f"h{i}.example", 10.0) == 11.0
+    assert len(p._hosts) == 0
+    p.set_crawl_delay("slow.example", 3.0)
+    p.after_trouble("busy.example", 0.0)  # a back-off: held
+    assert len(p._hosts) == 2 and p.backoff("busy.example") == 1.0
+    p.set_crawl_delay("slow.example", None)  # its robots.txt dropped the Crawl-delay
+    assert p.delay("slow.example") == 1.0 and len(p._hosts) == 1
+    assert p.after_success("busy.example", 10.0) == 11.0  # the back-off shrank to 0
+    assert p.backoff("busy.example") == 0.0 and len(p._hosts) == 0
+    assert p.after_trouble("busy.example", 20.0) == 22.0  # starts again from the delay

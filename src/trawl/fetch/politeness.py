@@ -17,8 +17,9 @@ from dataclasses import dataclass
 
 from trawl.lru import Lru
 
-# Hosts whose pace is held (some 90 bytes each and the name): the least recently fetched
-# beyond are forgotten. Was 1,000,000 (some 150 MB); four times the frontier's 50,000.
+# Hosts whose pace is held (some 90 bytes each and the name; only those with a Crawl-delay
+# or a back-off): the least recently fetched beyond are forgotten. Was 1,000,000 (some
+# 150 MB); four times the frontier's 50,000.
 MAX_HOSTS = 200_000
 
 
@@ -79,7 +80,19 @@ class Politeness:
     def set_crawl_delay(self, host: str, seconds: float | None) -> None:
         if seconds is not None and (math.isnan(seconds) or seconds < 0):
             seconds = None
+        if seconds is None:
+            # Most hosts ask no Crawl-delay: a host with neither it nor a back-off is
+            # not held (what it would hold is what a host not held gets).
+            pace = self._hosts.get(host)
+            if pace is not None:
+                pace.crawl_delay = None
+                self._drop_if_plain(host, pace)
+            return
         self._pace(host).crawl_delay = seconds
+
+    def _drop_if_plain(self, host: str, pace: _HostPace) -> None:
+        if pace.crawl_delay is None and not pace.backoff:
+            self._hosts.pop(host)
 
     def delay(self, host: str) -> float:
         """The gap this host gets between two requests, before any back-off."""
@@ -96,9 +109,13 @@ class Politeness:
 
     def after_success(self, host: str, now: float) -> float:
         pace = self._hosts.peek(host)
-        if pace is not None and pace.backoff:
+        if pace is None:
+            return now + self.delay(host)
+        if pace.backoff:
             pace.backoff = pace.backoff / 2 if pace.backoff > 1.0 else 0.0
-        return now + self.delay(host) + (pace.backoff if pace is not None else 0.0)
+        wait = self.delay(host) + pace.backoff
+        self._drop_if_plain(host, pace)
+        return now + wait
 
     def after_trouble(self, host: str, now: float, *, retry_after: float | None = None) -> float:
         """A 429/503/5xx or a network error: slow the host down."""
