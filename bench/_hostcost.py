@@ -79,9 +79,11 @@ def host_caps() -> list[str]:
         return p
 
     def dups(names: list[str]) -> object:
+        # Each window full (its 50 outcomes, half of them duplicates: no demotion).
         t = HostDupTracker()
         for n in names:
-            t.record(n, Outcome.NEW, admitted=1)
+            for i in range(t.window):
+                t.record(n, Outcome.DUPLICATE if i % 2 else Outcome.NEW, admitted=1)
         return t
 
     class _OneAddress:

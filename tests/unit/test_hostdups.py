@@ -1,6 +1,10 @@
 from __future__ import annotations
 
+from collections import deque
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from trawl.dedup.hostdups import Demotion, HostDupTracker, Outcome
 
@@ -74,3 +78,24 @@ def test_lru_bounds_memory() -> None:
 def test_bad_settings() -> None:
     with pytest.raises(ValueError, match="min_pages"):
         HostDupTracker(window=5, min_pages=6)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    window=st.integers(1, 70),
+    canonical=st.booleans(),
+    outcomes=st.lists(st.sampled_from(list(Outcome)), max_size=200),
+)
+def test_the_window_counts_as_a_list_of_its_last_outcomes_would(
+    window: int, canonical: bool, outcomes: list[Outcome]
+) -> None:
+    t = HostDupTracker(window=window, min_pages=1, threshold=1.0, count_canonical=canonical)
+    kept: deque[Outcome] = deque(maxlen=window)
+    for o in outcomes:
+        t.record("h", o, admitted=1)
+        kept.append(o)
+        dups = kept.count(D) + kept.count(N) + (kept.count(C) if canonical else 0)
+        assert t.share("h") == dups / len(kept)
+        w = t._hosts.peek("h")
+        assert w is not None
+        assert [w.count(kind, t._lows) for kind in (D, N, C)] == [kept.count(k) for k in (D, N, C)]
