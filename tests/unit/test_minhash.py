@@ -1,6 +1,9 @@
 from __future__ import annotations
 
+import pickle
 import random
+import subprocess
+import sys
 from typing import Any
 
 import numpy as np
@@ -8,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from trawl.dedup.minhash import MinHasher
+from trawl.dedup.minhash import MinHasher, preset
 from trawl.testing._sample_text import text_generator
 
 
@@ -125,3 +128,33 @@ def test_minima_over_given_hashes(native: Any) -> None:
         native.minima(x, a, b[:3])
     with pytest.raises(ValueError, match="whole number"):
         native.minima(b"abc", a, b)
+
+
+@needs_native
+def test_a_parse_worker_signs_with_the_crawls_coefficients_without_numpy() -> None:
+    # numpy is some 16 MB of a worker's memory: the crawl process derives the
+    # coefficients and hands them over when the worker starts.
+    code = (
+        "import pickle, sys\n"
+        "from trawl.parse.worker import init_worker\n"
+        "from trawl.dedup.minhash import MinHasher\n"
+        "init_worker(pickle.loads(sys.stdin.buffer.read()))\n"
+        "signature = MinHasher(seed=7).signature(sys.argv[1])\n"
+        "assert 'numpy' not in sys.modules, 'numpy was loaded'\n"
+        "sys.stdout.buffer.write(signature)\n"
+    )
+    text = "the quick brown fox jumps over the lazy dog and runs far away from here"
+    hasher = MinHasher(seed=7)
+    done = subprocess.run(
+        [sys.executable, "-c", code, text],
+        input=pickle.dumps(hasher.coefficients()),
+        capture_output=True,
+        check=True,
+    )
+    assert done.stdout == hasher.signature(text) == MinHasher(seed=7, native=False).signature(text)
+
+
+def test_preset_refuses_coefficients_of_another_length() -> None:
+    perms, seed, a, b = MinHasher().coefficients()
+    with pytest.raises(ValueError, match="another length"):
+        preset((perms + 1, seed, a, b))

@@ -18,7 +18,10 @@ That numpy path is the fallback: ``_minhash.c``, built with the package where a 
 compiler is at hand, makes the same signature in one native pass (the tokens hashed
 with the same XXH3, the shingles made and the minima taken in registers, eight
 permutations a step with AVX-512): 0.3 instead of 1.9 CPU-ms for a page of 42 KB of
-text, the largest cost of a parse worker. Both paths are tested equal.
+text, the largest cost of a parse worker. Both paths are tested equal. numpy is
+imported when first needed: the crawl process derives the coefficients and hands them
+to its parse workers (``coefficients``, ``preset``), so a worker on the native path
+never loads it (some 16 MB of its memory).
 
 LSH: the signature is cut into ``bands`` of ``rows`` values; two texts whose
 similarity is ``s`` share at least one band with probability ``1 - (1 - s^rows)^bands``,
@@ -33,9 +36,8 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-import numpy as np
-import numpy.typing as npt
 import xxhash
 
 from trawl.dedup.shingles import shingle_hashes, token_bytes, tokens
@@ -46,7 +48,11 @@ try:
 except ImportError:  # pragma: no cover - not built (no C compiler): the numpy path
     _minhash = None  # type: ignore[assignment]
 
-__all__ = ["MinHasher", "Signature"]
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+__all__ = ["MinHasher", "Signature", "preset"]
 
 Signature = bytes
 """``perms`` little-endian uint32 minima."""
@@ -59,9 +65,33 @@ def _signed(value: int) -> int:
     return value - (1 << 64) if value >> 63 else value
 
 
+# (perms, seed) -> the native path's ``a`` and ``b``, native-endian uint64 bytes: derived
+# (with numpy) or handed over by ``preset``.
+_NATIVE: dict[tuple[int, int], tuple[bytes, bytes]] = {}
+
+
+def preset(coefficients: tuple[int, int, bytes, bytes]) -> None:
+    """Take ``MinHasher.coefficients()`` made in another process: this one then signs
+    without numpy."""
+    perms, seed, a, b = coefficients
+    if len(a) != 8 * perms or len(b) != 8 * perms:
+        raise ValueError("coefficients of another length than their permutations")
+    _NATIVE[(perms, seed)] = (a, b)
+
+
+def _native_coefficients(perms: int, seed: int) -> tuple[bytes, bytes]:
+    found = _NATIVE.get((perms, seed))
+    if found is None:
+        a, b = _coefficients(perms, seed)
+        found = _NATIVE[(perms, seed)] = (a.tobytes(), b.tobytes())
+    return found
+
+
 @functools.cache
 def _coefficients(perms: int, seed: int) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint64]]:
     """The ``a`` (odd) and ``b`` of each permutation; derived once per process."""
+    import numpy as np
+
     rng = np.random.default_rng(seed)
     a = rng.integers(0, 2**63, perms, dtype=np.uint64) * np.uint64(2) + np.uint64(1)
     b = rng.integers(0, 2**63, perms, dtype=np.uint64)
@@ -73,6 +103,8 @@ def _coefficients(perms: int, seed: int) -> tuple[npt.NDArray[np.uint64], npt.ND
 def _operands(perms: int, seed: int) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint64]]:
     """``a`` and ``b`` repeated along a block of shingles, C-contiguous (perms x _CHUNK):
     1 MiB per process at 128 perms, made on first use."""
+    import numpy as np
+
     a, b = _coefficients(perms, seed)
     whole = [np.ascontiguousarray(np.broadcast_to(v[:, None], (perms, _CHUNK))) for v in (a, b)]
     for v in whole:
@@ -117,8 +149,10 @@ class MinHasher:
     def signature(self, text: str) -> Signature | None:
         """The MinHash signature of ``text``; None for a text without words."""
         if self.native and _minhash is not None:
-            a, b = _coefficients(self.perms, self.seed)
-            return _minhash.signature(token_bytes(text), self.shingle, a, b, _xxh3)
+            ca, cb = _native_coefficients(self.perms, self.seed)
+            return _minhash.signature(token_bytes(text), self.shingle, ca, cb, _xxh3)
+        import numpy as np
+
         words = tokens(text)
         if not words:
             return None
@@ -143,14 +177,23 @@ class MinHasher:
             for i in range(self.bands)
         ]
 
+    def coefficients(self) -> tuple[int, int, bytes, bytes]:
+        """What ``preset`` takes: this scheme's permutations, for another process."""
+        a, b = _native_coefficients(self.perms, self.seed)
+        return self.perms, self.seed, a, b
+
     def similarity(self, a: Signature, b: Signature) -> float:
         """The estimated Jaccard similarity of the two texts' shingle sets."""
+        import numpy as np
+
         va = np.frombuffer(a, dtype="<u4")
         vb = np.frombuffer(b, dtype="<u4")
         return float(np.count_nonzero(va == vb)) / self.perms
 
     def similarities(self, query: Signature, stored: list[Signature]) -> npt.NDArray[np.float64]:
         """``similarity(query, s)`` for every ``s`` in ``stored``, in one numpy pass."""
+        import numpy as np
+
         if not stored:
             return np.zeros(0)
         q = np.frombuffer(query, dtype="<u4")

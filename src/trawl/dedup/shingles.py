@@ -5,17 +5,22 @@ cased, encoded once to UTF-8, and split into word tokens on whitespace and
 punctuation (ASCII punctuation through one ``bytes.translate``; the common Unicode
 quotes, dashes and spaces through one byte regex). Each token is hashed with xxh3_64;
 a shingle of ``size`` consecutive tokens gets the hash of its words rotated by their
-position, XORed and passed through the murmur3 finaliser (``fmix64``), all in numpy.
+position, XORed and passed through the murmur3 finaliser (``fmix64``), all in numpy
+(imported when first needed: a parse worker with ``trawl._native`` built makes its
+shingles in C and never loads numpy, some 16 MB of its memory).
 """
 
 from __future__ import annotations
 
 import re
 import string
+from typing import TYPE_CHECKING
 
-import numpy as np
-import numpy.typing as npt
 import xxhash
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
 
 __all__ = ["shingle_hashes", "token_bytes", "tokens"]
 
@@ -35,9 +40,8 @@ _UNICODE_SEPARATORS = re.compile(
     )
 )
 
-_M1 = np.uint64(0xFF51AFD7ED558CCD)
-_M2 = np.uint64(0xC4CEB9FE1A85EC53)
-_S33 = np.uint64(33)
+_M1 = 0xFF51AFD7ED558CCD
+_M2 = 0xC4CEB9FE1A85EC53
 _ROTATE = 23  # distinct rotations for up to 8 positions: 0, 23, 46, 5, 28, ...
 
 
@@ -58,6 +62,9 @@ def tokens(text: str) -> list[bytes]:
 
 def shingle_hashes(words: list[bytes], size: int) -> npt.NDArray[np.uint64]:
     """The distinct 64-bit hashes of the ``size``-word shingles of ``words``, sorted."""
+    import numpy as np
+
+    m1, m2, s33 = np.uint64(_M1), np.uint64(_M2), np.uint64(33)
     h = np.fromiter(map(_xxh3, words), dtype=np.uint64, count=len(words))
     size = max(1, min(size, len(h)))
     count = len(h) - size + 1
@@ -67,11 +74,11 @@ def shingle_hashes(words: list[bytes], size: int) -> npt.NDArray[np.uint64]:
         part = h[j : j + count]
         x ^= (part << np.uint64(r)) | (part >> np.uint64(64 - r)) if r else part
     # fmix64: every input bit flips about half of the output bits.
-    x ^= x >> _S33
-    x *= _M1
-    x ^= x >> _S33
-    x *= _M2
-    x ^= x >> _S33
+    x ^= x >> s33
+    x *= m1
+    x ^= x >> s33
+    x *= m2
+    x ^= x >> s33
     x.sort()
     distinct = np.empty(len(x), dtype=bool)
     distinct[:1] = True

@@ -12,6 +12,7 @@ A worker that dies is replaced and its page tried once more.
 from __future__ import annotations
 
 import asyncio
+import functools
 import time
 from collections.abc import Callable, Coroutine
 from concurrent.futures.process import BrokenProcessPool
@@ -155,7 +156,9 @@ class ParseRole:
             return None
         # A worker starts from a light module (parse/worker.py): the parser, not the
         # parse role's imports (the HTTP client, the stages).
-        return ParsePool(self._workers, initializer=init_worker)
+        near = self._options.near
+        coefficients = None if near is None else near.coefficients()
+        return ParsePool(self._workers, initializer=functools.partial(init_worker, coefficients))
 
     def _recover(self, seq: int, job: ParseJob) -> None:
         """A page stored before a crash but not parsed: parse it from its WARC record

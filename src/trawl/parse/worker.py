@@ -16,6 +16,7 @@ import struct
 from collections.abc import Callable
 
 from trawl import memory
+from trawl.dedup import minhash
 from trawl.parse.page import PageInput, ParseOptions, parse_page
 
 __all__ = ["HEADER", "frame", "init_worker", "serve"]
@@ -71,8 +72,10 @@ def serve(sock: socket.socket, initializer: Callable[[], object] | None = None) 
             return
 
 
-def init_worker() -> None:
-    """Warm a parse worker: the parser's tables loaded once.
+def init_worker(coefficients: tuple[int, int, bytes, bytes] | None = None) -> None:
+    """Warm a parse worker: the parser's tables loaded once, and the near-duplicate
+    scheme's ``coefficients`` (``MinHasher.coefficients()``) taken from the crawl
+    process, which derived them with numpy: the worker does not load it.
 
     Ctrl-C is the crawl process's business: a terminal sends SIGINT to the whole
     process group, and a worker that took it would die with a KeyboardInterrupt
@@ -80,6 +83,8 @@ def init_worker() -> None:
     workers' sockets). SIGTERM keeps its default.
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if coefficients is not None:
+        minhash.preset(coefficients)
     memory.limit_arenas(mmap_threshold=memory.WORKER_MMAP_THRESHOLD)  # not the crawl's
     parse_page(
         PageInput("http://warm.invalid/", (), b"<p>warming up this worker</p>"), ParseOptions()
