@@ -214,14 +214,17 @@ def measure_main(argv: Sequence[str]) -> int:
 
 
 def _role(child: Any, *, crawler: bool) -> str:
-    """What a process of the tree is, from its command line (a forkserver's children,
-    the parse workers, carry the forkserver's command line). ``crawler``: the process
-    the measurer started, unless that is a profiler (py-spy) with the crawler its child."""
+    """What a process of the tree is, from its command line (the parse workers run
+    ``trawl.parse.worker``; a build before that, a forkserver's children, carried the
+    forkserver's). ``crawler``: the process the measurer started, unless that is a
+    profiler (py-spy) with the crawler its child."""
     text = " ".join(child.cmdline())
     if "py-spy" in text:
         return "profiler"
     if crawler or "-m trawl crawl" in text:
         return "crawler"
+    if "trawl.parse.worker" in text:
+        return "parse worker"
     if "forkserver" in text:
         parent = child.parent()
         parent_text = " ".join(parent.cmdline()) if parent is not None else ""
@@ -915,9 +918,12 @@ _FRAME = re.compile(r"^(?P<func>.*) \((?P<file>[^()]*)\)$")
 
 def process_kind(stack: str, frames: list[str]) -> str:
     """Which process of a crawl a py-spy stack (``frames``, ``stack`` joined) is from:
-    the crawler itself (py-spy may read its command line as ""), a parse worker, the
-    forkserver that starts them, or multiprocessing's resource tracker."""
+    the crawler itself (py-spy may read its command line as ""), a parse worker, or
+    (builds before the workers were started by ``subprocess``) the forkserver that
+    started them and multiprocessing's resource tracker."""
     procs = ";".join(f for f in frames if f.startswith("process "))
+    if "trawl.parse.worker" in procs:
+        return "parse worker"
     if "resource_tracker" in procs:
         return "resource tracker"
     if "forkserver" in procs:

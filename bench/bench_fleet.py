@@ -69,14 +69,14 @@ def wait_all(procs: list[subprocess.Popen[bytes]], *, say: str = "") -> float:
         print(
             f"{say}: CPU-s of each process: "
             + ", ".join(f"{c:.2f}" for c in each)
-            + f"; their orphans (parse workers, forkservers): {orphans:.2f}"
+            + f"; their orphans (parse workers): {orphans:.2f}"
         )
     return sum(each) + orphans
 
 
 def reap_orphans(quiet: float = 1.0) -> float:
     """The CPU-seconds of the processes that outlived their parent and came to us (we
-    are a child subreaper, see ``main``): a worker's forkserver and parse workers end
+    are a child subreaper, see ``main``): a worker's parse workers end
     just after it, so wait4 of the worker alone misses them. Waits until none has come
     for ``quiet`` seconds (the servers we started are our children too, still running)."""
     total = 0.0
@@ -233,7 +233,7 @@ def main() -> int:
         "the web's hosts, pages/s grows with workers until the politeness limit",
     )
     args = ap.parse_args()
-    # Orphans (a crawl's parse workers and forkserver, which end after it) become our
+    # Orphans (a crawl's parse workers, which end after it) become our
     # children, so their CPU is counted (``reap_orphans``).
     libc = ctypes.CDLL(None, use_errno=True)
     if libc.prctl(bench_crawl.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:

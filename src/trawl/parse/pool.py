@@ -19,23 +19,28 @@ that dies (its socket closes) fails the jobs it held with ``BrokenProcessPool``,
 the executor did, and another is started in its place; ``shutdown`` with
 ``cancel_futures`` fails every job left. The parse role tries each page that failed
 so once more (``parse/role.py``).
+
+A worker is a new interpreter (``subprocess``, the socket passed as a descriptor, this
+process's ``sys.path`` given to it, the initializer its first frame), not a child of
+multiprocessing's forkserver: a crawl then has no forkserver process nor resource
+tracker (14 and 13 MB), and a worker imports only ``parse/worker.py`` and the parser.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import multiprocessing
 import pickle
 import socket
+import subprocess
+import sys
+import threading
 from collections import deque
 from collections.abc import Callable
 from concurrent.futures.process import BrokenProcessPool
-from multiprocessing.context import BaseContext
-from multiprocessing.process import BaseProcess
 from typing import Any, TypeVar, cast
 
-from trawl.parse.worker import HEADER, frame, serve
+from trawl.parse.worker import HEADER, frame
 
 __all__ = ["ParsePool"]
 
@@ -49,7 +54,9 @@ DEPTH = 4  # jobs a worker holds: one under way, the next ones ready in its sock
 class _Worker(asyncio.Protocol):
     """One worker process and its socket, as the event loop sees them."""
 
-    def __init__(self, process: BaseProcess, sock: socket.socket, pool: ParsePool) -> None:
+    def __init__(
+        self, process: subprocess.Popen[bytes], sock: socket.socket, pool: ParsePool
+    ) -> None:
         self.process = process
         self.sock = sock
         self.pool = pool
@@ -93,23 +100,35 @@ class _Worker(asyncio.Protocol):
                 future.set_exception(error)
 
 
-class ParsePool:
-    """``workers`` processes started from ``context`` (forkserver by default), each
-    running ``initializer`` first. Use from one event loop."""
+def _launch(sock: socket.socket) -> subprocess.Popen[bytes]:
+    """A worker process on ``sock`` (its descriptor passed, the rest closed). A fork and
+    exec, some milliseconds once a worker: not worth a thread."""
+    fd = sock.fileno()
+    boot = (
+        f"import sys; sys.path[:] = {sys.path!r}; from trawl.parse.worker import main; main({fd})"
+    )
+    return subprocess.Popen([sys.executable, "-c", boot], pass_fds=(fd,), stdin=subprocess.DEVNULL)
 
-    def __init__(
-        self,
-        workers: int,
-        *,
-        initializer: Callable[[], object] | None = None,
-        context: BaseContext | None = None,
-    ) -> None:
+
+def _reap(processes: list[subprocess.Popen[bytes]]) -> None:
+    """Wait for ended (or ending: their sockets are closed) workers in a thread of its
+    own, so none is left a zombie nor its ``Popen`` collected while it runs."""
+    running = [p for p in processes if p.poll() is None]
+    if running:
+        threading.Thread(
+            target=lambda: [p.wait() for p in running], name="trawl-parse-reaper", daemon=True
+        ).start()
+
+
+class ParsePool:
+    """``workers`` processes, each running ``initializer`` (picklable) first. Use from
+    one event loop."""
+
+    def __init__(self, workers: int, *, initializer: Callable[[], object] | None = None) -> None:
         if workers < 1:
             raise ValueError("a pool has at least one worker")
         self._count = workers
         self._initializer = initializer
-        # typeshed's BaseContext has no Process; every concrete context has.
-        self._context: Any = context or multiprocessing.get_context("forkserver")
         self._workers: list[_Worker] = []
         self._queue: deque[tuple[int, asyncio.Future[Any], Callable[..., Any], tuple[Any, ...]]]
         self._queue = deque()
@@ -123,21 +142,28 @@ class ParsePool:
         if self._starting is None:
             self._starting = asyncio.Lock()
         async with self._starting:
-            for dead in [w for w in self._workers if w.closed]:
-                self._workers.remove(dead)
-                dead.process.join(0)  # reaped now if it has exited
+            dead = [w for w in self._workers if w.closed]
+            for worker in dead:
+                self._workers.remove(worker)
+            _reap([w.process for w in dead])
             for _ in range(self._count - len(self._workers)):
                 await self._start_one()
 
     async def _start_one(self) -> None:
         loop = asyncio.get_running_loop()
         ours, theirs = socket.socketpair()
-        process = self._context.Process(target=serve, args=(theirs, self._initializer), daemon=True)
-        process.start()
-        theirs.close()  # the worker holds its end: its exit closes ours
-        _transport, worker = await loop.connect_accepted_socket(
-            lambda: _Worker(process, ours, self), ours
-        )
+        with theirs:  # the worker holds its end: its exit closes ours
+            process = _launch(theirs)
+        # Its first frame, small enough for the socket's buffer: no wait.
+        ours.sendall(frame(self._initializer))
+        try:
+            _transport, worker = await loop.connect_accepted_socket(
+                lambda: _Worker(process, ours, self), ours
+            )
+        except BaseException:
+            ours.close()  # the worker sees its socket end, and exits
+            _reap([process])
+            raise
         self._workers.append(worker)
 
     def replace_dead(self) -> None:
@@ -172,7 +198,9 @@ class ParsePool:
         if self._shut:
             raise BrokenProcessPool("the parse pool is shut down")
         if not self._workers:
-            await self._start()
+            # Shielded: a job cancelled meanwhile must not leave a worker started but
+            # not held (it would run on, unknown to the pool, until collected).
+            await asyncio.shield(self._start())
         self._next_id += 1
         job_id = self._next_id
         future: asyncio.Future[T] = asyncio.get_running_loop().create_future()
@@ -206,9 +234,11 @@ class ParsePool:
             worker.sock.close()
         if wait:
             for worker in self._workers:
-                worker.process.join()
+                worker.process.wait()
+        else:
+            _reap([w.process for w in self._workers])
 
     @property
     def pids(self) -> list[int]:
         """The workers' process ids (started ones)."""
-        return [w.process.pid for w in self._workers if w.process.pid is not None]
+        return [w.process.pid for w in self._workers]

@@ -19,7 +19,7 @@ from trawl import memory
 from trawl.dedup import minhash
 from trawl.parse.page import PageInput, ParseOptions, parse_page
 
-__all__ = ["HEADER", "frame", "init_worker", "serve"]
+__all__ = ["HEADER", "frame", "init_worker", "main", "serve"]
 
 HEADER = struct.Struct("<Q")  # a frame: its length, then a pickle
 
@@ -70,6 +70,17 @@ def serve(sock: socket.socket, initializer: Callable[[], object] | None = None) 
             sock.sendall(reply)
         except OSError:  # the crawl process closed its end (shut down, or gone)
             return
+
+
+def main(fd: int) -> None:
+    """A worker started by the pool (``python -c``, see ``parse/pool.py``): its socket
+    is descriptor ``fd``, and the first frame on it is the initializer (or None)."""
+    sock = socket.socket(fileno=fd)
+    head = _read_exact(sock, HEADER.size)
+    body = None if head is None else _read_exact(sock, HEADER.unpack(head)[0])
+    if body is None:
+        return
+    serve(sock, pickle.loads(body))
 
 
 def init_worker(coefficients: tuple[int, int, bytes, bytes] | None = None) -> None:
