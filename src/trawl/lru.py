@@ -11,7 +11,7 @@ scans those again each time (26 us an insertion at 100,000 entries, against unde
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from itertools import islice
 from typing import Generic, TypeVar, overload
 
@@ -36,10 +36,6 @@ class Lru(Generic[K, V]):
         self._batch = max(1, capacity // 10)
         self._d: dict[K, V] = {}
 
-    @property
-    def capacity(self) -> int:
-        return self._capacity
-
     def __len__(self) -> int:
         return len(self._d)
 
@@ -61,6 +57,14 @@ class Lru(Generic[K, V]):
         if value is _MISSING:
             return default
         d[key] = value  # type: ignore[assignment]
+        return value
+
+    def get_or_add(self, key: K, make: Callable[[], V]) -> V:
+        """The value of ``key``, now the newest; ``make()`` put for it if absent."""
+        value = self.get(key)
+        if value is None:
+            value = make()
+            self.put(key, value)
         return value
 
     @overload

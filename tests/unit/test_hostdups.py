@@ -98,4 +98,4 @@ def test_the_window_counts_as_a_list_of_its_last_outcomes_would(
         assert t.share("h") == dups / len(kept)
         w = t._hosts.peek("h")
         assert w is not None
-        assert [w.count(kind, t._lows) for kind in (D, N, C)] == [kept.count(k) for k in (D, N, C)]
+        assert list(w.counts(t._lows)) == [kept.count(k) for k in (D, N, C)]

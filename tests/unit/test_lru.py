@@ -86,3 +86,18 @@ def test_it_behaves_as_an_ordered_map_forgetting_its_oldest_tenth(
                     model.popitem(last=False)
             model[key] = n
         assert list(lru) == list(model) and len(lru) <= capacity
+
+
+def test_get_or_add_makes_a_value_only_when_absent_and_makes_it_newest() -> None:
+    lru: Lru[str, list[int]] = Lru(2)
+    made: list[str] = []
+
+    def make() -> list[int]:
+        made.append("x")
+        return []
+
+    first = lru.get_or_add("a", make)
+    lru.put("b", [1])
+    assert lru.get_or_add("a", make) is first and made == ["x"]
+    lru.put("c", [2])  # "b" is now the least recently used
+    assert list(lru) == ["a", "c"]

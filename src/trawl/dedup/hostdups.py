@@ -62,16 +62,13 @@ class _Window:
         self.bits = ((self.bits << 2) | outcome) & mask
         self.seen += 1
 
-    def count(self, outcome: Outcome, lows: int) -> int:
-        """Outcomes of this kind (not NEW) in the window; ``lows``: the low bit of every
-        field."""
+    def counts(self, lows: int) -> tuple[int, int, int]:
+        """The window's duplicates (01), near-duplicates (10) and canonical elsewhere
+        (11), in one pass; ``lows``: the low bit of every field."""
         low = self.bits & lows
         high = (self.bits >> 1) & lows
-        if outcome == Outcome.DUPLICATE:  # 01
-            return (low & ~high).bit_count()
-        if outcome == Outcome.NEAR_DUPLICATE:  # 10
-            return (high & ~low).bit_count()
-        return (low & high).bit_count()  # CANONICAL_ELSEWHERE, 11
+        both = low & high
+        return (low ^ both).bit_count(), (high ^ both).bit_count(), both.bit_count()
 
 
 assert max(Outcome) < 4, "an outcome is two bits of a window"
@@ -113,26 +110,17 @@ class HostDupTracker:
     def __len__(self) -> int:
         return len(self._hosts)
 
-    def _window(self, host: str) -> _Window:
-        w = self._hosts.get(host)
-        if w is None:
-            w = _Window()
-            self._hosts.put(host, w)
-        return w
-
     def share(self, host: str) -> float | None:
         """The duplicate share of the host's window, None if it is not tracked."""
         w = self._hosts.peek(host)
-        return None if w is None else self._share(w)
-
-    def _share(self, w: _Window) -> float:
+        if w is None:
+            return None
         filled = min(w.seen, self.window)
-        if not filled:
-            return 0.0
-        dups = w.count(Outcome.DUPLICATE, self._lows) + w.count(Outcome.NEAR_DUPLICATE, self._lows)
-        if self.count_canonical:
-            dups += w.count(Outcome.CANONICAL_ELSEWHERE, self._lows)
-        return dups / filled
+        return self._share(w.counts(self._lows), filled) if filled else 0.0
+
+    def _share(self, counts: tuple[int, int, int], filled: int) -> float:
+        dups, near, canonical = counts
+        return (dups + near + (canonical if self.count_canonical else 0)) / filled
 
     def record(self, host: str, outcome: Outcome, *, admitted: int) -> Demotion | None:
         """Count one parsed page of ``host``; ``admitted`` is the host's page count so far.
@@ -141,12 +129,13 @@ class HostDupTracker:
         duplicate share exceeds ``threshold``, and the host was not demoted before at
         a share within ``worse_by`` of this one.
         """
-        w = self._window(host)
+        w = self._hosts.get_or_add(host, _Window)
         w.push(Outcome(outcome), self._mask)
         filled = min(w.seen, self.window)
         if filled < self.min_pages:
             return None
-        share = self._share(w)
+        counts = w.counts(self._lows)
+        share = self._share(counts, filled)
         if share <= self.threshold:
             return None
         if w.demoted_at is not None and share < w.demoted_at + self.worse_by - 1e-9:
@@ -159,17 +148,15 @@ class HostDupTracker:
             host=host,
             priority=w.level * self.priority_step,
             budget=budget,
-            reason=self._reason(w, share, filled),
+            reason=self._reason(counts, share, filled),
             share=share,
         )
 
-    def _reason(self, w: _Window, share: float, filled: int) -> str:
-        parts = [
-            f"{w.count(Outcome.DUPLICATE, self._lows)} duplicates",
-            f"{w.count(Outcome.NEAR_DUPLICATE, self._lows)} near-duplicates",
-        ]
+    def _reason(self, counts: tuple[int, int, int], share: float, filled: int) -> str:
+        dups, near, canonical = counts
+        parts = [f"{dups} duplicates", f"{near} near-duplicates"]
         if self.count_canonical:
-            parts.append(f"{w.count(Outcome.CANONICAL_ELSEWHERE, self._lows)} canonical elsewhere")
+            parts.append(f"{canonical} canonical elsewhere")
             kinds = "duplicates, near-duplicates or canonical elsewhere"
         else:
             kinds = "duplicates or near-duplicates"

@@ -67,11 +67,7 @@ class Politeness:
         self._hosts: Lru[str, _HostPace] = Lru(max_hosts)
 
     def _pace(self, host: str) -> _HostPace:
-        pace = self._hosts.get(host)
-        if pace is None:
-            pace = _HostPace()
-            self._hosts.put(host, pace)
-        return pace
+        return self._hosts.get_or_add(host, _HostPace)
 
     def set_delay(self, delay: float) -> None:
         """The crawl's own delay from now on (a steered crawl)."""

@@ -249,10 +249,7 @@ class Deferral:
 
     def teach(self, host: str, keys: list[str], url: str, *, now: float) -> None:
         """Record ``url`` as a teacher of the rules ``keys`` (admitted, or leased)."""
-        rules = self._teachers.get(host)
-        if rules is None:
-            rules = {}
-            self._teachers.put(host, rules)
+        rules = self._teachers.get_or_add(host, dict)
         for key in dict.fromkeys(keys):
             going = rules.setdefault(key, [])
             if all(u != url for u, _at in going):  # once (admitted, then leased)

@@ -38,6 +38,10 @@ DEPTH_DECAY = 0.9  # a score's factor per link from a seed (opic)
 CHANGE_WEIGHT = 0.5  # exponent of the revisit factor (opic)
 
 
+def _no_pages() -> list[int]:
+    return [0, 0]  # good, bad
+
+
 class HostQuality:
     """Per host, the pages kept against the duplicates and errors seen: a factor in
     (0, 1] for its URLs' scores. Bounded: past ``max_hosts`` the hosts seen longest
@@ -55,11 +59,7 @@ class HostQuality:
 
     def record(self, host: str, *, good: bool) -> None:
         """One page of ``host`` kept (``good``), or a duplicate, an error, a failure."""
-        counts = self._hosts.get(host)
-        if counts is None:
-            counts = [0, 0]
-            self._hosts.put(host, counts)
-        counts[0 if good else 1] += 1
+        self._hosts.get_or_add(host, _no_pages)[0 if good else 1] += 1
 
     def factor(self, host: str) -> float:
         counts = self._hosts.peek(host)

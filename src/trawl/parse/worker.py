@@ -1,6 +1,6 @@
 """A parse worker process: a light module, so a worker costs little.
 
-A worker of the parse role's pool (``parse/pool.py``) runs ``serve`` with
+A worker of the parse role's pool (``parse/pool.py``) runs ``main``: ``serve`` with
 ``init_worker`` first, and so imports this module and the parser, nothing more. When
 the initializer lived in the parse role's module, every worker imported the parse
 role and what it imports (the HTTP client, the stages): 0.36 CPU-seconds a worker
@@ -42,6 +42,12 @@ def _read_exact(sock: socket.socket, n: int) -> bytearray | None:
     return buf  # not copied: a frame may hold a body of 10 MiB
 
 
+def _read_frame(sock: socket.socket) -> bytearray | None:
+    """One frame's pickle, or None at the end of the stream."""
+    head = _read_exact(sock, HEADER.size)
+    return None if head is None else _read_exact(sock, HEADER.unpack(head)[0])
+
+
 def serve(sock: socket.socket, initializer: Callable[[], object] | None = None) -> None:
     """A worker's life: the jobs of ``sock`` (frames of ``(id, function, args)``) run
     one at a time, each answered with a frame of ``(id, ok, result or exception)``,
@@ -50,8 +56,7 @@ def serve(sock: socket.socket, initializer: Callable[[], object] | None = None) 
         initializer()
     while True:
         try:
-            head = _read_exact(sock, HEADER.size)
-            body = None if head is None else _read_exact(sock, HEADER.unpack(head)[0])
+            body = _read_frame(sock)
         except OSError:  # as the end of the stream
             body = None
         if body is None:
@@ -76,11 +81,9 @@ def main(fd: int) -> None:
     """A worker started by the pool (``python -c``, see ``parse/pool.py``): its socket
     is descriptor ``fd``, and the first frame on it is the initializer (or None)."""
     sock = socket.socket(fileno=fd)
-    head = _read_exact(sock, HEADER.size)
-    body = None if head is None else _read_exact(sock, HEADER.unpack(head)[0])
-    if body is None:
-        return
-    serve(sock, pickle.loads(body))
+    body = _read_frame(sock)
+    if body is not None:
+        serve(sock, pickle.loads(body))
 
 
 def init_worker(coefficients: tuple[int, int, bytes, bytes] | None = None) -> None:
