@@ -916,18 +916,35 @@ def profile(web: Web, work: Path, pages: int, rate: int, scrapy: Path | None = N
 _FRAME = re.compile(r"^(?P<func>.*) \((?P<file>[^()]*)\)$")
 
 
-def process_kind(stack: str, frames: list[str]) -> str:
-    """Which process of a crawl a py-spy stack (``frames``, ``stack`` joined) is from:
-    the crawler itself (py-spy may read its command line as ""), a parse worker, or
-    (builds before the workers were started by ``subprocess``) the forkserver that
-    started them and multiprocessing's resource tracker."""
-    procs = ";".join(f for f in frames if f.startswith("process "))
-    if "trawl.parse.worker" in procs:
+def split_stack(stack: str) -> tuple[str, list[str]]:
+    """py-spy's raw stack as its processes and its frames: with ``--subprocesses`` a
+    stack begins with a ``process PID:"command line"`` frame for the traced process and
+    one for each descendant down to the sampled one. A command line may hold ``;`` (the
+    parse workers' ``-c`` line of the builds 472fd65 to 2b0e7da did), so a process
+    frame ends at its closing quote. The processes come back joined by ``;``."""
+    processes = []
+    rest = stack
+    while rest.startswith("process "):
+        end = rest.find('";')
+        if end < 0:
+            return ";".join([*processes, rest]), []
+        processes.append(rest[: end + 1])
+        rest = rest[end + 2 :]
+    return ";".join(processes), rest.split(";")
+
+
+def process_kind(process: str, frames: list[str]) -> str:
+    """Which process of a crawl a py-spy stack is from (``process`` and ``frames`` as
+    ``split_stack`` gives them): the crawler itself (py-spy may read its command line
+    as ""), a parse worker, or (builds before the workers were started by
+    ``subprocess``) the forkserver that started them and multiprocessing's resource
+    tracker."""
+    if "trawl.parse.worker" in process:
         return "parse worker"
-    if "resource_tracker" in procs:
+    if "resource_tracker" in process:
         return "resource tracker"
-    if "forkserver" in procs:
-        return "parse worker" if "_serve_one" in stack else "forkserver"
+    if "forkserver" in process:
+        return "parse worker" if any("_serve_one" in f for f in frames) else "forkserver"
     return "crawler"
 
 
@@ -936,11 +953,9 @@ def top_self(raw: Path, n: int = 10) -> list[str]:
     per: dict[str, Counter[str]] = defaultdict(Counter)
     for line in raw.read_text().splitlines():
         stack, _, count = line.rpartition(" ")
-        frames = stack.split(";")
-        kind = process_kind(stack, frames)
-        leaf = frames[-1]
-        if leaf.startswith("process "):
-            leaf = "(no Python frame on the stack)"
+        process, frames = split_stack(stack)
+        kind = process_kind(process, frames)
+        leaf = frames[-1] if frames else "(no Python frame on the stack)"
         match = _FRAME.match(leaf)
         if match:
             file = match["file"].split(":")[0]

@@ -191,9 +191,8 @@ def read_raw(raw: Path) -> dict[str, Samples]:
     out: dict[str, Samples] = defaultdict(Samples)
     for line in raw.read_text().splitlines():
         stack, _, count = line.rpartition(" ")
-        frames = stack.split(";")
-        kind = bench_crawl.process_kind(stack, frames)
-        frames = [f for f in frames if not f.startswith("process ")]
+        process, frames = bench_crawl.split_stack(stack)
+        kind = bench_crawl.process_kind(process, frames)
         if (
             any(_WAITING.match(f) for f in frames[-8:])
             or _PIPE_WAIT.search(";".join(frames[-3:]))

@@ -6,6 +6,7 @@ import asyncio
 import os
 import signal
 from concurrent.futures.process import BrokenProcessPool
+from pathlib import Path
 
 import pytest
 
@@ -112,6 +113,30 @@ async def test_a_cancelled_job_leaves_the_worker_in_step() -> None:
         with pytest.raises(asyncio.CancelledError):
             await task
         assert await pool.run(_double, 21) == 42  # its answer is not taken for this one
+    finally:
+        pool.shutdown(wait=True)
+
+
+async def test_workers_import_this_process_path_not_the_working_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A folder named like the package in the directory the crawl runs from is not what
+    # a worker imports: it takes this process's path, in this order.
+    decoy = tmp_path / "trawl"
+    (decoy / "parse").mkdir(parents=True)
+    (decoy / "__init__.py").write_text("raise SystemExit(3)\n")
+    (decoy / "parse" / "__init__.py").write_text("")
+    (decoy / "parse" / "worker.py").write_text("raise SystemExit(4)\n")
+    monkeypatch.chdir(tmp_path)
+    pool = ParsePool(1, initializer=init_worker)
+    try:
+        assert await pool.run(_double, 21) == 42  # this test module, found on our path
+        (pid,) = pool.pids
+        cmdline = await asyncio.to_thread(Path(f"/proc/{pid}/cmdline").read_bytes)
+        command = cmdline.split(b"\0")
+        # Short and plain: py-spy's raw stacks split frames at ";" (a -c line had them).
+        assert command[1:4] == [b"-P", b"-m", b"trawl.parse.worker"]
+        assert not any(b";" in part for part in command)
     finally:
         pool.shutdown(wait=True)
 

@@ -20,16 +20,19 @@ the executor did, and another is started in its place; ``shutdown`` with
 ``cancel_futures`` fails every job left. The parse role tries each page that failed
 so once more (``parse/role.py``).
 
-A worker is a new interpreter (``subprocess``, the socket passed as a descriptor, this
-process's ``sys.path`` given to it, the initializer its first frame), not a child of
-multiprocessing's forkserver: a crawl then has no forkserver process nor resource
-tracker (14 and 13 MB), and a worker imports only ``parse/worker.py`` and the parser.
+A worker is a new interpreter (``python -P -m trawl.parse.worker FD``: the socket passed
+as a descriptor, this process's ``sys.path`` given to it as ``PYTHONPATH``, the
+initializer its first frame), not a child of multiprocessing's forkserver: a crawl then
+has no forkserver process nor resource tracker (14 and 13 MB), and a worker imports only
+``parse/worker.py`` and the parser. Its command line is short and plain, for ``ps`` and
+for profilers (py-spy's raw stacks split frames at ``;``, which a ``-c`` line had).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import pickle
 import socket
 import subprocess
@@ -102,12 +105,13 @@ class _Worker(asyncio.Protocol):
 
 def _launch(sock: socket.socket) -> subprocess.Popen[bytes]:
     """A worker process on ``sock`` (its descriptor passed, the rest closed). A fork and
-    exec, some milliseconds once a worker: not worth a thread."""
+    exec, some milliseconds once a worker: not worth a thread. ``-P`` keeps the working
+    directory off its path: it imports from this process's path, in this order."""
     fd = sock.fileno()
-    boot = (
-        f"import sys; sys.path[:] = {sys.path!r}; from trawl.parse.worker import main; main({fd})"
-    )
-    return subprocess.Popen([sys.executable, "-c", boot], pass_fds=(fd,), stdin=subprocess.DEVNULL)
+    path = os.pathsep.join(entry or os.getcwd() for entry in sys.path)
+    env = {**os.environ, "PYTHONPATH": path}
+    command = [sys.executable, "-P", "-m", "trawl.parse.worker", str(fd)]
+    return subprocess.Popen(command, pass_fds=(fd,), stdin=subprocess.DEVNULL, env=env)
 
 
 def _reap(processes: list[subprocess.Popen[bytes]]) -> None:

@@ -78,8 +78,9 @@ def serve(sock: socket.socket, initializer: Callable[[], object] | None = None) 
 
 
 def main(fd: int) -> None:
-    """A worker started by the pool (``python -c``, see ``parse/pool.py``): its socket
-    is descriptor ``fd``, and the first frame on it is the initializer (or None)."""
+    """A worker started by the pool (``python -m trawl.parse.worker FD``, see
+    ``parse/pool.py``): its socket is descriptor ``fd``, and the first frame on it is
+    the initializer (or None)."""
     sock = socket.socket(fileno=fd)
     body = _read_frame(sock)
     if body is not None:
@@ -103,3 +104,13 @@ def init_worker(coefficients: tuple[int, int, bytes, bytes] | None = None) -> No
     parse_page(
         PageInput("http://warm.invalid/", (), b"<p>warming up this worker</p>"), ParseOptions()
     )
+
+
+if __name__ == "__main__":  # python -m trawl.parse.worker FD, started by the pool
+    import sys
+
+    # The module by its own name, not this ``__main__`` copy: what the initializer and
+    # the jobs name (pickled by reference) is then the module that serves them.
+    from trawl.parse.worker import main as _main
+
+    _main(int(sys.argv[1]))
