@@ -23,12 +23,18 @@ keeps a freed block of that size at the heap's top for the next one. What Python
 below the mmap threshold stays in glibc's free lists, resident: ``Trimmer`` gives it
 back every ``MemoryLimits.trim`` seconds from a thread of its own (``malloc_trim``: some
 1.5 ms in a crawl of 200 MB).
+
+numpy's OpenBLAS starts a thread for every core but one when numpy is imported, and
+each spins some 0.13 s of CPU at its start (``import numpy`` measured at 0.23 CPU-s,
+0.10 with one thread). trawl multiplies no matrices, so ``one_blas_thread`` asks for
+none: on a 64-core machine that was 63 threads and some 8 CPU-s in each process.
 """
 
 from __future__ import annotations
 
 import ctypes
 import functools
+import os
 import sys
 import time
 from collections.abc import Callable
@@ -50,6 +56,7 @@ __all__ = [
     "Share",
     "Trimmer",
     "limit_arenas",
+    "one_blas_thread",
     "trim",
 ]
 
@@ -241,6 +248,15 @@ def limit_arenas(
     )
     took = [libc.mallopt(param, value) == 1 for param, value in asked]
     return all(took)
+
+
+def one_blas_thread() -> bool:
+    """Ask numpy's BLAS for no threads of its own (``OPENBLAS_NUM_THREADS``), unless
+    the user set it; before numpy is imported, or nothing changes (False)."""
+    if "numpy" in sys.modules:
+        return False
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    return True
 
 
 def trim() -> bool:

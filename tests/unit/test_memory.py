@@ -3,6 +3,7 @@ bytes of pages held, arenas capped, trims paced."""
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
 import threading
@@ -199,3 +200,42 @@ def test_a_gzip_member_reuses_the_heap_under_the_crawls_malloc_settings() -> Non
     ).stdout
     assert float(out) < 1.0, out
     assert memory.MMAP_THRESHOLD > 256 * 1024 and memory.TRIM_THRESHOLD >= memory.MMAP_THRESHOLD
+
+
+_BLAS_THREADS = """
+import os, sys
+if sys.argv[1] == "cli":
+    from trawl.cli import main
+    main(["url", "normalize", "http://a.example/"])
+import numpy
+print(len(os.listdir("/proc/self/task")), os.environ.get("OPENBLAS_NUM_THREADS"))
+"""
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="Linux's /proc")
+def test_the_cli_starts_no_blas_threads_unless_asked() -> None:
+    # numpy's OpenBLAS starts a spinning thread for every core but one; trawl needs none.
+    import subprocess
+
+    def threads(how: str, **env: str) -> tuple[int, str]:
+        base = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+        out = subprocess.run(
+            [sys.executable, "-c", _BLAS_THREADS, how],
+            capture_output=True,
+            text=True,
+            check=True,
+            env={**base, **env},
+        ).stdout.split()
+        return int(out[-2]), out[-1]
+
+    assert threads("cli") == (1, "1")
+    assert threads("cli", OPENBLAS_NUM_THREADS="2")[1] == "2"  # the user's setting stands
+    if (os.cpu_count() or 1) > 1:
+        assert threads("bare")[0] > 1  # what the CLI spares: a thread per further core
+
+
+def test_blas_threads_are_asked_for_before_numpy_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENBLAS_NUM_THREADS", raising=False)
+    monkeypatch.setitem(sys.modules, "numpy", sys.modules.get("numpy") or object())
+    assert memory.one_blas_thread() is False  # too late: numpy's threads have started
+    assert "OPENBLAS_NUM_THREADS" not in os.environ

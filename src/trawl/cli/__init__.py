@@ -32,6 +32,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     # Before any thread starts (tantivy's, the log flusher): see trawl.memory.
     memory.limit_arenas()
+    memory.one_blas_thread()
     parser = build_parser()
     args = parser.parse_args(argv)
     handler: Handler = args.handler
