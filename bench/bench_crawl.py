@@ -922,7 +922,7 @@ def split_stack(stack: str) -> tuple[str, list[str]]:
     one for each descendant down to the sampled one. A command line may hold ``;`` (the
     parse workers' ``-c`` line of the builds 472fd65 to 2b0e7da did), so a process
     frame ends at its closing quote. The processes come back joined by ``;``."""
-    processes = []
+    processes: list[str] = []
     rest = stack
     while rest.startswith("process "):
         end = rest.find('";')
