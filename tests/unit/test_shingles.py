@@ -4,7 +4,8 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from trawl.dedup.shingles import shingle_hashes, tokens
+from trawl.dedup import shingles
+from trawl.dedup.shingles import shingle_hashes, token_bytes, tokens
 
 
 def test_tokens_split_on_punctuation_and_lower_case() -> None:
@@ -33,3 +34,28 @@ def test_deterministic(text: str, size: int) -> None:
     words = tokens(text)
     if words:
         assert np.array_equal(shingle_hashes(words, size), shingle_hashes(words, size))
+
+
+def _token_bytes_by_unicode(text: str) -> bytes:
+    # The general path, which an ASCII text skips: str.lower, UTF-8, the separators.
+    low = text.lower()
+    data = low.encode("utf-8", "replace")
+    if len(data) != len(low):
+        data = shingles._UNICODE_SEPARATORS.sub(b" ", data)
+    return data.translate(shingles._ASCII_TABLE)
+
+
+@given(st.text(alphabet=st.characters(max_codepoint=127), max_size=300))
+def test_an_ascii_text_gives_the_bytes_the_unicode_path_gives(text: str) -> None:
+    assert token_bytes(text) == _token_bytes_by_unicode(text)
+
+
+@given(st.text(max_size=100))
+def test_any_text_gives_the_bytes_the_unicode_path_gives(text: str) -> None:
+    assert token_bytes(text) == _token_bytes_by_unicode(text)
+
+
+def test_ascii_lower_casing_is_str_lower() -> None:
+    every = "".join(map(chr, range(128)))
+    assert token_bytes(every) == every.lower().encode().translate(shingles._ASCII_TABLE)
+    assert token_bytes("Hello, WORLD! K\u212a") == b"hello  world  kk"  # the Kelvin sign

@@ -30,6 +30,10 @@ _xxh3 = xxhash.xxh3_64_intdigest
 _ASCII_TABLE = bytes(
     0x20 if (chr(i) in string.punctuation or i < 0x20 or i == 0x7F) else i for i in range(128)
 ) + bytes(range(128, 256))
+# The same, ASCII letters lower-cased as well: what ``str.lower`` does to ASCII text.
+_ASCII_LOWER_TABLE = _ASCII_TABLE.translate(
+    bytes.maketrans(string.ascii_uppercase.encode(), string.ascii_lowercase.encode())
+)
 # Unicode punctuation and spaces common in web text, as UTF-8 byte sequences.
 _UNICODE_SEPARATORS = re.compile(
     b"|".join(
@@ -48,6 +52,8 @@ _ROTATE = 23  # distinct rotations for up to 8 positions: 0, 23, 46, 5, 28, ...
 def token_bytes(text: str) -> bytes:
     """``text`` lower-cased, as UTF-8, every separator a space: its tokens are what
     ``bytes.split()`` makes of it."""
+    if text.isascii():  # most pages: lower-cased and separated in one translate
+        return text.encode("ascii").translate(_ASCII_LOWER_TABLE)
     low = text.lower()
     data = low.encode("utf-8", "replace")  # lone surrogates become "?"
     if len(data) != len(low):  # some non-ASCII character: look for Unicode separators
