@@ -80,9 +80,12 @@ async def test_a_page_with_a_million_links(tmp_path: Path) -> None:
         # A host whose last page was fetched inside the window had no work left: the
         # time after it is no pause (on a loaded machine the parse takes long).
         end = window[1] if times[-1] > window[1] else times[-1]
-        # At its pace (one fetch a DELAY), half its fetches at least: it was crawled
-        # while the page was parsed and admitted.
-        assert len(inside) >= 1 + int((end - window[0]) / (2 * DELAY)), (host, inside, window)
+        # At its pace (one fetch a DELAY), half its fetches at least, and one: it was
+        # crawled while the page was parsed and admitted. (One more than half asked for
+        # both fetches of a 0.6 s window, and failed once under a loaded CI with one
+        # fetch 0.12 s late.)
+        half = max(1, int((end - window[0]) / (2 * DELAY)))
+        assert len(inside) >= half, (host, inside, window)
         points = [window[0], *inside, end]
         longest[host] = max(b - a for a, b in itertools.pairwise(points))
     print(
