@@ -26,8 +26,9 @@ back every ``MemoryLimits.trim`` seconds from a thread of its own (``malloc_trim
 
 numpy's OpenBLAS starts a thread for every core but one when numpy is imported, and
 each spins some 0.13 s of CPU at its start (``import numpy`` measured at 0.23 CPU-s,
-0.10 with one thread). trawl multiplies no matrices, so ``one_blas_thread`` asks for
-none: on a 64-core machine that was 63 threads and some 8 CPU-s in each process.
+0.10 with one thread, on 2 cores). trawl multiplies no matrices, so
+``one_blas_thread`` asks for none: on 64 cores that would be 63 threads and some 8 CPU-s
+in each process (not measured here).
 """
 
 from __future__ import annotations
