@@ -1,6 +1,6 @@
 """A parse worker process: a light module, so a worker costs little.
 
-A worker of the parse role's pool (``parse/pool.py``) runs ``main``: ``serve`` with
+A worker of the parse role's pool (``parse/pool.py``) runs ``main``, with
 ``init_worker`` first, and so imports this module and the parser, nothing more. When
 the initializer lived in the parse role's module, every worker imported the parse
 role and what it imports (the HTTP client, the stages): 0.36 CPU-seconds a worker
@@ -13,13 +13,12 @@ import pickle
 import signal
 import socket
 import struct
-from collections.abc import Callable
 
 from trawl import memory
 from trawl.dedup import minhash
 from trawl.parse.page import PageInput, ParseOptions, parse_page
 
-__all__ = ["HEADER", "frame", "init_worker", "main", "serve"]
+__all__ = ["HEADER", "frame", "init_worker", "main"]
 
 HEADER = struct.Struct("<Q")  # a frame: its length, then a pickle
 
@@ -43,24 +42,28 @@ def _read_exact(sock: socket.socket, n: int) -> bytearray | None:
 
 
 def _read_frame(sock: socket.socket) -> bytearray | None:
-    """One frame's pickle, or None at the end of the stream."""
-    head = _read_exact(sock, HEADER.size)
-    return None if head is None else _read_exact(sock, HEADER.unpack(head)[0])
+    """One frame's pickle, or None at the end of the stream (or a broken socket)."""
+    try:
+        head = _read_exact(sock, HEADER.size)
+        return None if head is None else _read_exact(sock, HEADER.unpack(head)[0])
+    except OSError:  # as the end of the stream
+        return None
 
 
-def serve(sock: socket.socket, initializer: Callable[[], object] | None = None) -> None:
-    """A worker's life: the jobs of ``sock`` (frames of ``(id, function, args)``) run
-    one at a time, each answered with a frame of ``(id, ok, result or exception)``,
-    until the socket closes."""
+def main(fd: int) -> None:
+    """A worker's life, started by the pool (``python -m trawl.parse.worker FD``, see
+    ``parse/pool.py``) on socket ``fd``: its first frame is the initializer (or None),
+    run first; then the jobs (frames of ``(id, function, args)``) run one at a time,
+    each answered with a frame of ``(id, ok, result or exception)``, until the socket
+    closes."""
+    sock = socket.socket(fileno=fd)
+    body = _read_frame(sock)
+    if body is None:
+        return
+    initializer = pickle.loads(body)
     if initializer is not None:
         initializer()
-    while True:
-        try:
-            body = _read_frame(sock)
-        except OSError:  # as the end of the stream
-            body = None
-        if body is None:
-            return
+    while (body := _read_frame(sock)) is not None:
         job_id, fn, args = pickle.loads(body)
         # The frame's copy of the page is not kept while the page is parsed.
         del body
@@ -75,16 +78,6 @@ def serve(sock: socket.socket, initializer: Callable[[], object] | None = None) 
             sock.sendall(reply)
         except OSError:  # the crawl process closed its end (shut down, or gone)
             return
-
-
-def main(fd: int) -> None:
-    """A worker started by the pool (``python -m trawl.parse.worker FD``, see
-    ``parse/pool.py``): its socket is descriptor ``fd``, and the first frame on it is
-    the initializer (or None)."""
-    sock = socket.socket(fileno=fd)
-    body = _read_frame(sock)
-    if body is not None:
-        serve(sock, pickle.loads(body))
 
 
 def init_worker(coefficients: tuple[int, int, bytes, bytes] | None = None) -> None:
