@@ -11,6 +11,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable
@@ -45,6 +46,15 @@ def _delete_bucket(url: str, server: SeaweedS3) -> None:
     bucket = url.removeprefix("s3://").split("/")[0]
     where = f"http://127.0.0.1:{server.ports['filer.port']}/buckets/{bucket}?recursive=true"
     urllib.request.urlopen(urllib.request.Request(where, method="DELETE"), timeout=30).close()
+    # The S3 gateway learns of it from the filer a moment later (a loaded CI once saw an
+    # upload succeed after the delete): wait until its S3 API refuses the bucket too.
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            S3Objects.from_url(url).list_all("text")
+        except Exception:  # what a client meets: the bucket is gone
+            return
+        time.sleep(0.05)
 
 
 def _refused_from_then_on(w: SegmentWriter, upload: Callable[[], None]) -> None:
