@@ -595,6 +595,7 @@ VARIANTS = {
     "no-links": ("--no-link-graph",),
     "depth": ("--priority", "depth"),
     "depth-no-links": ("--priority", "depth", "--no-link-graph"),  # as before issue 12
+    "no-index": ("--no-index",),  # no search index kept up (text for training)
 }
 
 

@@ -167,7 +167,7 @@ class Crawl:
             )
             self.fetching, self.fetcher, self.client = f.role, f.stage, f.client
             self.host_gate, self.fetch_frontier, self.dns = f.host_gate, f.frontier, f.dns
-        if Role.INDEX in self.roles:
+        if Role.INDEX in self.roles and c.index:
             self.indexing = wire.indexing(c, store, self.blobs, self._disk.stop_for)
             self._space.watch(self.indexing.indexer.index_dir)
         if not self.writer:  # a fleet's workers read the config; its submitter writes it

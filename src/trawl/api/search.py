@@ -168,7 +168,8 @@ class SearchRoutes:
     def no_index_message(self) -> str:
         return (
             f"no search index in {self.index_dir} yet: crawl into {self.data_dir} first "
-            f"(trawl crawl --data {self.data_dir} SEED ...)"
+            f"(trawl crawl --data {self.data_dir} SEED ...), or, if it was crawled with "
+            f"--no-index, build it (trawl index --data {self.data_dir})"
         )
 
     # the API ----------------------------------------------------------------------

@@ -194,6 +194,14 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
         help="do not keep the link graph (for `trawl export --links`)",
     )
     p.add_argument(
+        "--index",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="keep the search index up as pages are stored (default); --no-index: no "
+        "search while crawling, less CPU a page, the pages left for `trawl index` or the "
+        "next crawl with --index",
+    )
+    p.add_argument(
         "--quality-filter",
         choices=["none", "gopher"],
         help="drop documents failing these quality rules (default none)",
@@ -344,6 +352,7 @@ def _overrides(args: argparse.Namespace, data_dir: Path) -> dict[str, Any]:
         "max_sitemaps_per_host": args.max_sitemaps_per_host,
         "priority": args.priority,
         "link_graph": args.link_graph,
+        "index": args.index,
         "parse_workers": args.parse_workers,
         "quality": args.quality_filter,
         "recrawl": args.recrawl,

@@ -47,9 +47,10 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
         help="rebuild the search index from the stored text",
         description="Rebuild DIR/index from the text records of the pages the crawl "
         "stored. A crawl keeps its index up by itself; this is for an index lost, "
-        "damaged or made by an older trawl. Refused while a crawl runs on DIR. With "
-        "--redis: DIR/index is built from what the fleet has committed, beside the "
-        "running fleet (not while a worker writes that same index).",
+        "damaged, made by an older trawl or left out (trawl crawl --no-index). "
+        "Refused while a crawl runs on DIR. With --redis: DIR/index is built from what "
+        "the fleet has committed, beside the running fleet (not while a worker writes "
+        "that same index).",
     )
     add_place_arguments(
         p, data_help="the crawl's data directory (with --redis: where to build the index)"
