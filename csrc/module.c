@@ -28,6 +28,12 @@ static PyMethodDef methods[] = {
     {"score_constants", native_score_constants, METH_NOARGS,
      "score_constants() -> dict[str, int]: the flags, counters, thresholds and tag-code "
      "bits csrc/score.c assumes (the tests compare them with the Python's)."},
+    {"bloom_add", native_bloom_add, METH_VARARGS,
+     "bloom_add(bits, hashes, probes) -> None: set the bits of each little-endian "
+     "uint64 hash in the bytearray bits (see csrc/bloom.c)."},
+    {"bloom_test", native_bloom_test, METH_VARARGS,
+     "bloom_test(bits, hashes, probes) -> bytes: for each hash, 1 if all its bits are "
+     "set, else 0."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -24,6 +24,10 @@ PyObject *native_article_lines(PyObject *module, PyObject *args);
 PyObject *native_article_scores(PyObject *module, PyObject *args);
 PyObject *native_score_constants(PyObject *module, PyObject *unused);
 
+/* bloom.c: the index volumes' term filters */
+PyObject *native_bloom_add(PyObject *module, PyObject *args);
+PyObject *native_bloom_test(PyObject *module, PyObject *args);
+
 /* terms.c: the Tokens and Terms types, added to the module. */
 int native_add_terms(PyObject *module);
 

@@ -158,3 +158,46 @@ def test_preset_refuses_coefficients_of_another_length() -> None:
     perms, seed, a, b = MinHasher().coefficients()
     with pytest.raises(ValueError, match="another length"):
         preset((perms + 1, seed, a, b))
+
+
+def test_the_default_schemes_coefficients_are_numpys() -> None:
+    from trawl.dedup import minhash
+
+    a, b = minhash._coefficients(128, 1)  # numpy's derivation, as before the table
+    written = MinHasher().coefficients()
+    assert written == (128, 1, a.tobytes(), b.tobytes())
+
+
+@given(
+    st.lists(st.binary(min_size=8 * 4, max_size=8 * 4), min_size=1, max_size=6),
+    st.binary(min_size=8 * 4, max_size=8 * 4),
+)
+def test_similarities_are_the_share_of_equal_minima(stored: list[bytes], query: bytes) -> None:
+    m = MinHasher(perms=8, bands=4)
+    q = np.frombuffer(query, dtype="<u4")
+    expected = [float(np.count_nonzero(np.frombuffer(s, dtype="<u4") == q)) / 8 for s in stored]
+    assert m.similarities(query, stored) == expected
+    assert m.similarity(query, stored[0]) == expected[0]
+    with pytest.raises(ValueError, match="bytes"):
+        m.similarities(query, [query[:-4]])
+
+
+def test_the_crawl_process_loads_no_numpy(tmp_path: Any) -> None:
+    # numpy is some 20 MB of RSS: the crawl process's MinHash coefficients, candidate
+    # checks and index term filters do without it.
+    code = (
+        "import sys\n"
+        "from trawl.cli import main\n"
+        "from trawl.crawl import Crawl\n"
+        "from trawl.config import CrawlConfig\n"
+        "from trawl.dedup.near import best\n"
+        "from trawl.dedup.minhash import MinHasher\n"
+        "from trawl.index.writer import Indexer\n"
+        "from trawl.index.crawling import CrawlIndexing\n"
+        "m = MinHasher()\n"
+        "s = m.signature('one two three four five six seven')\n"
+        "assert best(m, s, [(1, s)]) == (1.0, 1)\n"
+        "m.coefficients()\n"
+        "assert 'numpy' not in sys.modules, 'numpy was loaded'\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=tmp_path)

@@ -19,9 +19,11 @@ compiler is at hand, makes the same signature in one native pass (the tokens has
 with the same XXH3, the shingles made and the minima taken in registers, eight
 permutations a step with AVX-512): 0.3 instead of 1.9 CPU-ms for a page of 42 KB of
 text, the largest cost of a parse worker. Both paths are tested equal. numpy is
-imported when first needed: the crawl process derives the coefficients and hands them
-to its parse workers (``coefficients``, ``preset``), so a worker on the native path
-never loads it (some 16 MB of its memory).
+imported only when first needed: the default scheme's coefficients are written out
+(``_coefficients.py``, what numpy derives; others are derived with numpy), the crawl
+process hands them to its parse workers (``coefficients``, ``preset``), and verifies
+candidates without it, so neither the crawl process nor a worker on the native path
+loads it (some 16 to 20 MB of each one's memory).
 
 LSH: the signature is cut into ``bands`` of ``rows`` values; two texts whose
 similarity is ``s`` share at least one band with probability ``1 - (1 - s^rows)^bands``,
@@ -35,11 +37,15 @@ Parameters were chosen with ``bench/bench_neardup.py``.
 from __future__ import annotations
 
 import functools
+import operator
+import struct
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import xxhash
 
+from trawl.dedup._coefficients import A as _DEFAULT_A
+from trawl.dedup._coefficients import B as _DEFAULT_B
 from trawl.dedup.shingles import shingle_hashes, token_bytes, tokens
 from trawl.pickling import by_fields
 
@@ -82,8 +88,12 @@ def preset(coefficients: tuple[int, int, bytes, bytes]) -> None:
 def _native_coefficients(perms: int, seed: int) -> tuple[bytes, bytes]:
     found = _NATIVE.get((perms, seed))
     if found is None:
-        a, b = _coefficients(perms, seed)
-        found = _NATIVE[(perms, seed)] = (a.tobytes(), b.tobytes())
+        if (perms, seed) == (len(_DEFAULT_A), 1):  # the default scheme: no numpy
+            a, b = struct.pack(f"={perms}Q", *_DEFAULT_A), struct.pack(f"={perms}Q", *_DEFAULT_B)
+        else:
+            va, vb = _coefficients(perms, seed)
+            a, b = va.tobytes(), vb.tobytes()
+        found = _NATIVE[(perms, seed)] = (a, b)
     return found
 
 
@@ -184,19 +194,13 @@ class MinHasher:
 
     def similarity(self, a: Signature, b: Signature) -> float:
         """The estimated Jaccard similarity of the two texts' shingle sets."""
-        import numpy as np
+        return self.similarities(a, [b])[0]
 
-        va = np.frombuffer(a, dtype="<u4")
-        vb = np.frombuffer(b, dtype="<u4")
-        return float(np.count_nonzero(va == vb)) / self.perms
-
-    def similarities(self, query: Signature, stored: list[Signature]) -> npt.NDArray[np.float64]:
-        """``similarity(query, s)`` for every ``s`` in ``stored``, in one numpy pass."""
-        import numpy as np
-
-        if not stored:
-            return np.zeros(0)
-        q = np.frombuffer(query, dtype="<u4")
-        m = np.frombuffer(b"".join(stored), dtype="<u4").reshape(len(stored), self.perms)
-        counts: npt.NDArray[np.float64] = np.count_nonzero(m == q, axis=1) / self.perms
-        return counts
+    def similarities(self, query: Signature, stored: list[Signature]) -> list[float]:
+        """``similarity(query, s)`` for every ``s`` in ``stored``: the share of equal
+        minima (no numpy: a page has a few candidates, if any)."""
+        width = 4 * self.perms
+        if len(query) != width or any(len(s) != width for s in stored):
+            raise ValueError(f"signatures of {width} bytes ({self.perms} minima) expected")
+        q = memoryview(query).cast("I")  # equal or not: the byte order does not matter
+        return [sum(map(operator.eq, q, memoryview(s).cast("I"))) / self.perms for s in stored]

@@ -82,10 +82,10 @@ def best(
         return None
     ordered = sorted(candidates)
     sims = hasher.similarities(query, [s for _, s in ordered])
-    at = int(sims.argmax())  # argmax returns the first maximum: the earliest stored
+    at = sims.index(max(sims))  # the first maximum: the earliest stored
     if sims[at] < hasher.threshold:
         return None
-    return float(sims[at]), ordered[at][0]
+    return sims[at], ordered[at][0]
 
 
 def claim_founder(

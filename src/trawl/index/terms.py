@@ -28,12 +28,16 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterable
+import struct
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-import numpy as np
-import numpy.typing as npt
 import xxhash
+
+try:
+    from trawl import _native
+except ImportError:  # pragma: no cover - not built (no C compiler): the Python path
+    _native = None  # type: ignore[assignment]
 
 __all__ = [
     "TERMS_FILE",
@@ -41,6 +45,7 @@ __all__ = [
     "TermFilter",
     "append_terms",
     "clear_terms",
+    "count",
     "repair_terms",
     "term_hashes",
 ]
@@ -51,18 +56,24 @@ TERMS_FILE = "trawl-terms.u64"
 _BITS_PER_TERM = 24
 _PROBES = 16
 _URL, _KEY = b"u\0", b"k\0"
-_CHUNK = 4096  # hashes whose probes are made at once when a filter is built
 _LEAST_OPEN = 16_384  # terms the open volume's filter is first made for, at least
 
-Hashes = npt.NDArray[np.uint64]
+Hashes = bytes
+"""64-bit term hashes, little-endian, 8 bytes each: as the terms file holds them (no
+numpy: the crawl process holds none, some 20 MB of RSS)."""
+
+
+def count(hashes: Hashes) -> int:
+    """How many hashes ``hashes`` holds."""
+    return len(hashes) // 8
 
 
 def term_hashes(urls: Iterable[str], keys: Iterable[str]) -> Hashes:
-    """The hashes of the ``url`` and ``key`` terms of some documents."""
+    """The hashes of the ``url`` and ``key`` terms of some documents (urls first)."""
     h = xxhash.xxh64_intdigest
     out = [h(_URL + u.encode("utf-8", "surrogatepass")) for u in urls]
     out += [h(_KEY + k.encode("utf-8", "surrogatepass")) for k in keys]
-    return np.array(out, dtype=np.uint64)
+    return struct.pack(f"<{len(out)}Q", *out)
 
 
 def repair_terms(volume: Path) -> None:
@@ -78,7 +89,7 @@ def append_terms(volume: Path, hashes: Hashes) -> None:
     """Note ``hashes`` as held by ``volume`` (before its commit: the file may then hold
     more than the volume, never less; ``repair_terms`` first after a crash)."""
     with (volume / TERMS_FILE).open("ab") as f:
-        f.write(hashes.astype("<u8").tobytes())
+        f.write(hashes)
         f.flush()
         os.fsync(f.fileno())
 
@@ -89,12 +100,31 @@ def clear_terms(volume: Path) -> None:
         (volume / TERMS_FILE).unlink()
 
 
-def _positions(hashes: Hashes, bits: int) -> npt.NDArray[np.uint64]:
-    """The ``_PROBES`` bits of each hash (double hashing), one row a hash."""
-    low = (hashes & np.uint64(0xFFFFFFFF))[:, None]
-    step = ((hashes >> np.uint64(32)) | np.uint64(1))[:, None]
-    probes = np.arange(_PROBES, dtype=np.uint64)[None, :]
-    return np.asarray((low + probes * step) % np.uint64(bits))
+def _probes(hashes: Hashes, size: int) -> Iterable[list[int]]:
+    """The ``_PROBES`` bits of each hash (double hashing) in a filter of ``size`` bits:
+    csrc/bloom.c's, for the Python path."""
+    for h in struct.unpack(f"<{count(hashes)}Q", hashes):
+        low, step = h & 0xFFFFFFFF, (h >> 32) | 1
+        yield [(low + p * step) % size for p in range(_PROBES)]
+
+
+def bloom_add(bits: bytearray, hashes: Hashes, *, native: bool = True) -> None:
+    """Set the bits of ``hashes`` in ``bits`` (bit k: bit k & 7 of byte k >> 3)."""
+    if native and _native is not None:
+        _native.bloom_add(bits, hashes, _PROBES)
+        return
+    for at in _probes(hashes, 8 * len(bits)):
+        for k in at:
+            bits[k >> 3] |= 1 << (k & 7)
+
+
+def bloom_test(bits: bytearray, hashes: Hashes, *, native: bool = True) -> bytes:
+    """One byte a hash: 1 if every bit of it is set in ``bits``, else 0."""
+    if native and _native is not None:
+        return _native.bloom_test(bits, hashes, _PROBES)
+    return bytes(
+        all(bits[k >> 3] >> (k & 7) & 1 for k in at) for at in _probes(hashes, 8 * len(bits))
+    )
 
 
 class TermFilter:
@@ -103,21 +133,15 @@ class TermFilter:
     false "maybe"s."""
 
     def __init__(self, hashes: Hashes, *, capacity: int = 0) -> None:
-        self.capacity = max(1, len(hashes), capacity)
+        self.capacity = max(1, count(hashes), capacity)
         words = (self.capacity * _BITS_PER_TERM + 63) // 64
-        self._size = words * 64
-        self._bits = np.zeros(words, dtype=np.uint64)
+        self._bits = bytearray(8 * words)
         self.count = 0
         self.add(hashes)
 
     def add(self, hashes: Hashes) -> None:
-        # A chunk at a time: the probes of a whole volume's terms at once made some
-        # seven temporaries of 16 bytes x 8 a term, a spike of ~30 MB at each volume's
-        # close (measured at 128,000 terms); a chunk's are 512 KB each.
-        for start in range(0, len(hashes), _CHUNK):
-            at = _positions(hashes[start : start + _CHUNK], self._size).ravel()
-            np.bitwise_or.at(self._bits, (at >> np.uint64(6)).astype(np.intp), _bit(at))
-        self.count += len(hashes)
+        bloom_add(self._bits, hashes)
+        self.count += count(hashes)
 
     @classmethod
     def load(cls, volume: Path) -> TermFilter | None:
@@ -126,14 +150,11 @@ class TermFilter:
 
     @property
     def nbytes(self) -> int:
-        return int(self._bits.nbytes)
+        return len(self._bits)
 
-    def may_hold(self, hashes: Hashes) -> npt.NDArray[np.bool_]:
-        """For each hash, whether the volume may hold its term (False: it does not)."""
-        at = _positions(hashes, self._size)
-        bit = _bit(at)
-        found = (self._bits[(at >> np.uint64(6)).astype(np.intp)] & bit) == bit
-        return np.asarray(found.all(axis=1))
+    def may_hold(self, hashes: Hashes) -> Sequence[int]:
+        """For each hash, whether the volume may hold its term (0: it does not)."""
+        return bloom_test(self._bits, hashes)
 
 
 class OpenTerms:
@@ -150,13 +171,12 @@ class OpenTerms:
 
     def _made(self) -> TermFilter:
         held = _held(self._volume)
-        parts = [np.zeros(0, dtype=np.uint64) if held is None else held, *self._unfiled]
-        hashes = np.concatenate(parts)
-        return TermFilter(hashes, capacity=max(self._expected, 2 * len(hashes)))
+        hashes = b"".join([held or b"", *self._unfiled])
+        return TermFilter(hashes, capacity=max(self._expected, 2 * count(hashes)))
 
     def may_hold(self, url: str, key: str) -> bool:
         """Whether the volume may hold a document of this URL or content hash."""
-        return bool(self._filter.may_hold(term_hashes((url,), (key,))).any())
+        return any(self._filter.may_hold(term_hashes((url,), (key,))))
 
     def add(self, hashes: Hashes, *, filed: bool = True) -> None:
         """``hashes`` were appended to the volume's terms file (``append_terms``), or
@@ -164,7 +184,7 @@ class OpenTerms:
         failed, whose documents a later commit makes live."""
         if not filed:
             self._unfiled.append(hashes)
-        if self._filter.count + len(hashes) > self._filter.capacity:
+        if self._filter.count + count(hashes) > self._filter.capacity:
             self._filter = self._made()  # the file holds them now (or _unfiled)
         else:
             self._filter.add(hashes)
@@ -180,9 +200,4 @@ def _held(volume: Path) -> Hashes | None:
         data = (volume / TERMS_FILE).read_bytes()
     except FileNotFoundError:
         return None
-    whole = len(data) - len(data) % 8  # a write cut by a crash: its whole hashes
-    return np.frombuffer(data[:whole], dtype="<u8").astype(np.uint64)
-
-
-def _bit(at: npt.NDArray[np.uint64]) -> npt.NDArray[np.uint64]:
-    return np.asarray(np.uint64(1) << (at & np.uint64(63)))
+    return data[: len(data) - len(data) % 8]  # a write cut by a crash: its whole hashes

@@ -47,7 +47,7 @@ class ClosedVolume:
             if hashes is None:
                 hashes = term_hashes(urls, keys)
             maybe = self.filter.may_hold(hashes)
-            if not maybe.any():
+            if not any(maybe):
                 return False
             n = len(urls)
             urls = [u for u, m in zip(urls, maybe[:n], strict=True) if m]
