@@ -12,9 +12,11 @@ import pytest
 
 from trawl.cli import build_parser, main
 from trawl.cli._crawl import _overrides
+from trawl.cli._fleet import ROLES, check_roles
 from trawl.config import CrawlConfig
 from trawl.config_load import load_config
 from trawl.crawl import Crawl
+from trawl.errors import ConfigError
 from trawl.index.search import Searcher
 from trawl.storage.open import open_store
 from trawl.testing.fakeclient import FakeClient, FakePage
@@ -126,3 +128,12 @@ def test_the_index_flag(tmp_path: Path, argv: list[str], expected: bool) -> None
     env = {"TRAWL_INDEX": "false"}
     from_env = load_config(env=env, overrides=_overrides(args, tmp_path)).index
     assert from_env is (expected if argv else False)
+
+
+def test_an_index_worker_of_a_crawl_without_the_index_is_refused(tmp_path: Path) -> None:
+    without, with_index = _config(tmp_path, index=False), _config(tmp_path, index=True)
+    with pytest.raises(ConfigError, match="no search index"):
+        check_roles(without, ROLES["index"])
+    for role in ("all", "fetch", "parse"):
+        check_roles(without, ROLES[role])
+    check_roles(with_index, ROLES["index"])

@@ -153,6 +153,15 @@ def open_fleet_store(
     )
 
 
+def check_roles(config: CrawlConfig, roles: frozenset[Role]) -> None:
+    """Refuse a worker that would have nothing to do (ConfigError)."""
+    if roles == {Role.INDEX} and not config.index:
+        raise ConfigError(
+            "this crawl keeps no search index (submitted with --no-index): an index worker "
+            "has nothing to do; build the index with trawl index --redis when it is done"
+        )
+
+
 def fleet_crawl(
     config: CrawlConfig,
     store: CrawlStore,
@@ -227,6 +236,7 @@ def _work(args: argparse.Namespace, scratch: Path) -> int:
             if value is not None:
                 saved[key] = value
         config = load_config(overrides=saved)
+        check_roles(config, ROLES[args.role])
         blobs = place.blob_store(where=args.blobs or blobs_where, spool=scratch / "spool")
         store = open_fleet_store(
             config, place, wid, session_ttl=args.session_ttl, wait_replicas=args.wait_replicas
