@@ -21,6 +21,7 @@ def test_shape_fields_reach_the_config(tmp_path: Path) -> None:
     spec = check_spec(
         _body(
             sitemaps=False,
+            index=False,
             include=["^http://books\\.test/"],
             exclude=["/private/", "sessionid="],
             hosts={
@@ -32,6 +33,7 @@ def test_shape_fields_reach_the_config(tmp_path: Path) -> None:
     )
     config = to_config(spec, tmp_path)
     assert config.sitemaps is False
+    assert config.index is False
     assert config.max_sitemaps_per_host == 10
     assert config.include == ("^http://books\\.test/",)
     assert config.exclude == ("/private/", "sessionid=")
@@ -40,7 +42,7 @@ def test_shape_fields_reach_the_config(tmp_path: Path) -> None:
         "ads.test": HostOverride(block=True),
     }
     default = to_config(check_spec(_body()), tmp_path)
-    assert (default.sitemaps, default.include, default.hosts) == (True, (), {})
+    assert (default.sitemaps, default.index, default.include, default.hosts) == (True, True, (), {})
 
 
 def test_bad_shape_fields_are_named() -> None:
@@ -48,6 +50,7 @@ def test_bad_shape_fields_are_named() -> None:
         check_spec(
             _body(
                 sitemaps="yes",
+                index="no",
                 include=["(unclosed"],
                 exclude="not a list",
                 hosts={
@@ -58,7 +61,7 @@ def test_bad_shape_fields_are_named() -> None:
             )
         )
     fields = info.value.fields
-    assert fields["sitemaps"] == "must be true or false"
+    assert fields["sitemaps"] == fields["index"] == "must be true or false"
     assert fields["include[0]"].startswith("not a regular expression")
     assert fields["exclude"] == "must be a list of strings"
     assert fields["hosts.a b"] == "not a host name"
@@ -70,7 +73,7 @@ def test_bad_shape_fields_are_named() -> None:
 
 def test_the_openapi_document_describes_them() -> None:
     props = SCHEMAS["CrawlRequest"]["properties"]
-    assert props["sitemaps"]["type"] == "boolean"
+    assert props["sitemaps"]["type"] == props["index"]["type"] == "boolean"
     assert props["include"]["items"]["type"] == "string"
     host = props["hosts"]["additionalProperties"]["properties"]
     assert set(host) == {"delay", "budget", "priority", "block"}

@@ -97,6 +97,7 @@ FIELDS = frozenset(
         "equivalences",
         "quality",
         "sitemaps",
+        "index",
         "include",
         "exclude",
         "hosts",
@@ -294,7 +295,7 @@ class _Checker:
         self.out["resolve"] = resolve
 
     def _flags(self) -> None:
-        for name in ("strip_tracking", "equivalences", "sitemaps"):
+        for name in ("strip_tracking", "equivalences", "sitemaps", "index"):
             value = self._get(name, True)
             if not isinstance(value, bool):
                 self.errors[name] = "must be true or false"
@@ -372,6 +373,7 @@ def to_config(spec: Mapping[str, Any], data_dir: Path) -> CrawlConfig:
         "strip_tracking": spec["strip_tracking"] if "equivalences" in spec else True,
         "equivalences": spec.get("equivalences", True),
         "sitemaps": spec.get("sitemaps", True),
+        "index": spec.get("index", True),
         "include": tuple(spec.get("include", ())),
         "exclude": tuple(spec.get("exclude", ())),
         "hosts": spec.get("hosts", {}),
