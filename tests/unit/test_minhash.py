@@ -182,9 +182,10 @@ def test_similarities_are_the_share_of_equal_minima(stored: list[bytes], query: 
         m.similarities(query, [query[:-4]])
 
 
-def test_the_crawl_process_loads_no_numpy(tmp_path: Any) -> None:
+def test_the_crawl_process_loads_no_numpy_nor_the_parsers(tmp_path: Any) -> None:
     # numpy is some 20 MB of RSS: the crawl process's MinHash coefficients, candidate
-    # checks and index term filters do without it.
+    # checks and index term filters do without it. Lexbor and CLD2 (some 6 MB) are
+    # its parse workers' (and a rendering crawl's).
     code = (
         "import sys\n"
         "from trawl.cli import main\n"
@@ -194,10 +195,12 @@ def test_the_crawl_process_loads_no_numpy(tmp_path: Any) -> None:
         "from trawl.dedup.minhash import MinHasher\n"
         "from trawl.index.writer import Indexer\n"
         "from trawl.index.crawling import CrawlIndexing\n"
+        "import trawl.parse.role, trawl.parse.stage, trawl.wire\n"
         "m = MinHasher()\n"
         "s = m.signature('one two three four five six seven')\n"
         "assert best(m, s, [(1, s)]) == (1.0, 1)\n"
         "m.coefficients()\n"
-        "assert 'numpy' not in sys.modules, 'numpy was loaded'\n"
+        "loaded = {'numpy', 'selectolax', 'pycld2'} & set(sys.modules)\n"
+        "assert not loaded, loaded\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True, cwd=tmp_path)

@@ -10,20 +10,20 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-
-from selectolax.lexbor import LexborHTMLParser
-from selectolax.lexbor import LexborNode as Node
+from typing import TYPE_CHECKING
 
 from trawl import urls
 from trawl.dedup.minhash import MinHasher, Signature
 from trawl.errors import UrlError
 from trawl.parse import directives, tdm
 from trawl.parse.charset import decode_page
-from trawl.parse.extract import extract_from_tree, parse_markup
-from trawl.parse.language import identify
 from trawl.parse.quality import QualitySignals, quality_signals
 from trawl.parse.tdm import TdmDecision
 from trawl.pickling import by_fields
+
+if TYPE_CHECKING:
+    from selectolax.lexbor import LexborHTMLParser
+    from selectolax.lexbor import LexborNode as Node
 
 try:
     from trawl import _native
@@ -150,6 +150,11 @@ def _header_values(headers: Sequence[tuple[str, str]], name: str) -> list[str]:
 
 
 def _parse(job: PageInput, options: ParseOptions) -> ParsedPage:
+    # Imported here: the crawl process holds this module's records (its results, their
+    # options) but parses in its workers, and Lexbor and CLD2 are some 6 MB of RSS.
+    from trawl.parse.extract import extract_from_tree, parse_markup
+    from trawl.parse.language import identify
+
     content_type = _DOM_TYPE if job.rendered else job.content_type
     decoded = decode_page(job.body, content_type=content_type)
     html, encoding = decoded.text, decoded.encoding

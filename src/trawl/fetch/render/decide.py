@@ -24,8 +24,6 @@ import re
 from dataclasses import dataclass
 from typing import Final
 
-from selectolax.lexbor import LexborHTMLParser
-
 from trawl.config import RenderMode
 from trawl.parse.charset import decode_html
 
@@ -69,6 +67,9 @@ def page_shape(body: bytes, content_type: str | None = None) -> PageShape:
     if b"<script" not in body and b"<SCRIPT" not in body and b"<Script" not in body:
         # No scripts: nothing a browser would add (a cheap look at the bytes).
         return PageShape(len(body), 0, 0, 0, None, False)
+    # Imported here: a crawl that renders nothing (the default) holds no Lexbor.
+    from selectolax.lexbor import LexborHTMLParser
+
     text, _encoding = decode_html(body, content_type=content_type)
     tree = LexborHTMLParser(text)
     scripts = tree.css("script")
