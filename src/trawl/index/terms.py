@@ -44,6 +44,8 @@ __all__ = [
     "OpenTerms",
     "TermFilter",
     "append_terms",
+    "bloom_add",
+    "bloom_test",
     "clear_terms",
     "count",
     "repair_terms",
