@@ -661,6 +661,10 @@ def _variants(text: str) -> list[str]:
     unknown = [v for v in names if v not in VARIANTS]
     if unknown:
         raise argparse.ArgumentTypeError(f"unknown variant {unknown[0]!r}: {', '.join(VARIANTS)}")
+    if len(set(names)) < len(names):
+        # A variant's run keeps its data directory by its name: a second would resume
+        # the first's crawl (nothing left to fetch) and fail at its link export.
+        raise argparse.ArgumentTypeError("each variant once (run the bench again to repeat)")
     return names
 
 
