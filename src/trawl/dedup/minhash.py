@@ -71,9 +71,14 @@ def _signed(value: int) -> int:
     return value - (1 << 64) if value >> 63 else value
 
 
-# (perms, seed) -> the native path's ``a`` and ``b``, native-endian uint64 bytes: derived
-# (with numpy) or handed over by ``preset``.
-_NATIVE: dict[tuple[int, int], tuple[bytes, bytes]] = {}
+# (perms, seed) -> the native path's ``a`` and ``b``, native-endian uint64 bytes: the
+# default scheme's written out, others derived (with numpy) or handed over by ``preset``.
+_NATIVE: dict[tuple[int, int], tuple[bytes, bytes]] = {
+    (len(_DEFAULT_A), 1): (
+        struct.pack(f"={len(_DEFAULT_A)}Q", *_DEFAULT_A),
+        struct.pack(f"={len(_DEFAULT_B)}Q", *_DEFAULT_B),
+    )
+}
 
 
 def preset(coefficients: tuple[int, int, bytes, bytes]) -> None:
@@ -88,12 +93,8 @@ def preset(coefficients: tuple[int, int, bytes, bytes]) -> None:
 def _native_coefficients(perms: int, seed: int) -> tuple[bytes, bytes]:
     found = _NATIVE.get((perms, seed))
     if found is None:
-        if (perms, seed) == (len(_DEFAULT_A), 1):  # the default scheme: no numpy
-            a, b = struct.pack(f"={perms}Q", *_DEFAULT_A), struct.pack(f"={perms}Q", *_DEFAULT_B)
-        else:
-            va, vb = _coefficients(perms, seed)
-            a, b = va.tobytes(), vb.tobytes()
-        found = _NATIVE[(perms, seed)] = (a, b)
+        a, b = _coefficients(perms, seed)
+        found = _NATIVE[(perms, seed)] = (a.tobytes(), b.tobytes())
     return found
 
 
