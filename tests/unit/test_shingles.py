@@ -5,7 +5,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from trawl.dedup import shingles
-from trawl.dedup.shingles import shingle_hashes, token_bytes, tokens
+from trawl.dedup.shingles import shingle_hashes, token_bytes, tokens, unicode_token_bytes
 
 
 def test_tokens_split_on_punctuation_and_lower_case() -> None:
@@ -36,23 +36,17 @@ def test_deterministic(text: str, size: int) -> None:
         assert np.array_equal(shingle_hashes(words, size), shingle_hashes(words, size))
 
 
-def _token_bytes_by_unicode(text: str) -> bytes:
-    # The general path, which an ASCII text skips: str.lower, UTF-8, the separators.
-    low = text.lower()
-    data = low.encode("utf-8", "replace")
-    if len(data) != len(low):
-        data = shingles._UNICODE_SEPARATORS.sub(b" ", data)
-    return data.translate(shingles._ASCII_TABLE)
-
-
 @given(st.text(alphabet=st.characters(max_codepoint=127), max_size=300))
 def test_an_ascii_text_gives_the_bytes_the_unicode_path_gives(text: str) -> None:
-    assert token_bytes(text) == _token_bytes_by_unicode(text)
+    assert token_bytes(text) == unicode_token_bytes(text)
 
 
-@given(st.text(max_size=100))
-def test_any_text_gives_the_bytes_the_unicode_path_gives(text: str) -> None:
-    assert token_bytes(text) == _token_bytes_by_unicode(text)
+@given(st.text(max_size=100), st.text(alphabet=st.characters(max_codepoint=127), max_size=50))
+def test_any_text_gives_the_bytes_the_unicode_path_gives(text: str, ascii_part: str) -> None:
+    assert token_bytes(text) == unicode_token_bytes(text)
+    # An ASCII part of a text that is not: the shortcut's bytes there too.
+    joined = f"{ascii_part} {text}"
+    assert token_bytes(joined) == token_bytes(ascii_part) + b" " + token_bytes(text)
 
 
 def test_ascii_lower_casing_is_str_lower() -> None:

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
-__all__ = ["shingle_hashes", "token_bytes", "tokens"]
+__all__ = ["shingle_hashes", "token_bytes", "tokens", "unicode_token_bytes"]
 
 _xxh3 = xxhash.xxh3_64_intdigest
 
@@ -54,6 +54,11 @@ def token_bytes(text: str) -> bytes:
     ``bytes.split()`` makes of it."""
     if text.isascii():  # most pages: lower-cased and separated in one translate
         return text.encode("ascii").translate(_ASCII_LOWER_TABLE)
+    return unicode_token_bytes(text)
+
+
+def unicode_token_bytes(text: str) -> bytes:
+    """``token_bytes`` of any text, without its ASCII shortcut (the tests compare them)."""
     low = text.lower()
     data = low.encode("utf-8", "replace")  # lone surrogates become "?"
     if len(data) != len(low):  # some non-ASCII character: look for Unicode separators
