@@ -16,6 +16,13 @@ load_le64(const uint8_t *p)
     return v;
 }
 
+/* Probe p of hash v: its bit in a filter of size bits (double hashing). */
+static inline uint64_t
+probe(uint64_t v, int p, uint64_t size)
+{
+    return ((v & 0xffffffffu) + (uint64_t)p * ((v >> 32) | 1)) % size;
+}
+
 /* Parses (bits, hashes, probes); bits writable when asked. */
 static int
 bloom_args(PyObject *args, Py_buffer *bits, Py_buffer *hashes, int *probes, int writable)
@@ -45,10 +52,9 @@ native_bloom_add(PyObject *module, PyObject *args)
     const Py_ssize_t n = hashes.len / 8;
     Py_BEGIN_ALLOW_THREADS
     for (Py_ssize_t i = 0; i < n; i++) {
-        const uint64_t v = load_le64(h + 8 * i);
-        const uint64_t low = v & 0xffffffffu, step = (v >> 32) | 1;
+        const uint64_t v = load_le64(h + 8 * i); /* once: b's stores may alias h */
         for (int p = 0; p < probes; p++) {
-            const uint64_t at = (low + (uint64_t)p * step) % size;
+            const uint64_t at = probe(v, p, size);
             b[at >> 3] |= (uint8_t)(1u << (at & 7));
         }
     }
@@ -73,10 +79,9 @@ native_bloom_test(PyObject *module, PyObject *args)
         const uint64_t size = (uint64_t)bits.len * 8;
         for (Py_ssize_t i = 0; i < n; i++) {
             const uint64_t v = load_le64(h + 8 * i);
-            const uint64_t low = v & 0xffffffffu, step = (v >> 32) | 1;
             uint8_t all = 1;
             for (int p = 0; p < probes && all; p++) {
-                const uint64_t at = (low + (uint64_t)p * step) % size;
+                const uint64_t at = probe(v, p, size);
                 all = (b[at >> 3] >> (at & 7)) & 1;
             }
             o[i] = all;
