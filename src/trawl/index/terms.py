@@ -47,7 +47,7 @@ __all__ = [
     "bloom_add",
     "bloom_test",
     "clear_terms",
-    "count",
+    "hash_count",
     "repair_terms",
     "term_hashes",
 ]
@@ -65,7 +65,7 @@ Hashes = bytes
 numpy: the crawl process holds none, some 20 MB of RSS)."""
 
 
-def count(hashes: Hashes) -> int:
+def hash_count(hashes: Hashes) -> int:
     """How many hashes ``hashes`` holds."""
     return len(hashes) // 8
 
@@ -105,7 +105,7 @@ def clear_terms(volume: Path) -> None:
 def _probes(hashes: Hashes, size: int) -> Iterable[list[int]]:
     """The ``_PROBES`` bits of each hash (double hashing) in a filter of ``size`` bits:
     csrc/bloom.c's, for the Python path."""
-    for h in struct.unpack(f"<{count(hashes)}Q", hashes):
+    for h in struct.unpack(f"<{hash_count(hashes)}Q", hashes):
         low, step = h & 0xFFFFFFFF, (h >> 32) | 1
         yield [(low + p * step) % size for p in range(_PROBES)]
 
@@ -135,7 +135,7 @@ class TermFilter:
     false "maybe"s."""
 
     def __init__(self, hashes: Hashes, *, capacity: int = 0) -> None:
-        self.capacity = max(1, count(hashes), capacity)
+        self.capacity = max(1, hash_count(hashes), capacity)
         words = (self.capacity * _BITS_PER_TERM + 63) // 64
         self._bits = bytearray(8 * words)
         self.count = 0
@@ -143,7 +143,7 @@ class TermFilter:
 
     def add(self, hashes: Hashes) -> None:
         bloom_add(self._bits, hashes)
-        self.count += count(hashes)
+        self.count += hash_count(hashes)
 
     @classmethod
     def load(cls, volume: Path) -> TermFilter | None:
@@ -174,7 +174,7 @@ class OpenTerms:
     def _made(self) -> TermFilter:
         held = _held(self._volume)
         hashes = b"".join([held or b"", *self._unfiled])
-        return TermFilter(hashes, capacity=max(self._expected, 2 * count(hashes)))
+        return TermFilter(hashes, capacity=max(self._expected, 2 * hash_count(hashes)))
 
     def may_hold(self, url: str, key: str) -> bool:
         """Whether the volume may hold a document of this URL or content hash."""
@@ -186,7 +186,7 @@ class OpenTerms:
         failed, whose documents a later commit makes live."""
         if not filed:
             self._unfiled.append(hashes)
-        if self._filter.count + count(hashes) > self._filter.capacity:
+        if self._filter.count + hash_count(hashes) > self._filter.capacity:
             self._filter = self._made()  # the file holds them now (or _unfiled)
         else:
             self._filter.add(hashes)
