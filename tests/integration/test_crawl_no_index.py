@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.integration.test_crawl_roles import _config
 from trawl.cli import build_parser, main
 from trawl.cli._crawl import _overrides
 from trawl.cli._fleet import ROLES, check_roles
@@ -48,20 +49,6 @@ def _web() -> dict[str, FakePage]:
         links = [f"/p{i + 1}"] if i < 7 else ["/"]
         pages["https://one.example/" + (f"p{i}" if i else "")] = _page(i, links)
     return pages
-
-
-def _config(data: Path, *, index: bool) -> CrawlConfig:
-    return CrawlConfig(
-        data_dir=data,
-        seeds=("https://one.example/",),
-        scope="any",
-        delay=0.0,
-        parse_workers=0,
-        commit_interval=0.05,
-        fsync=False,
-        min_free_space=0,
-        index=index,
-    )
 
 
 def _crawl(config: CrawlConfig, client: FakeClient) -> int:
