@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import random
+import subprocess
+import sys
 import threading
 from pathlib import Path
 from typing import Any
@@ -140,3 +142,60 @@ def test_max_duration_is_measured_on_the_injected_clock(tmp_path: Path) -> None:
     assert asyncio.run(go()) == "max duration"
     # robots.txt and pages at 30 s each: the loop saw 100 s pass after the 4th request.
     assert 3 <= len(client.requests) <= 6
+
+
+_NO_HEAVY_MODULES = """
+import asyncio, sys
+from pathlib import Path
+from trawl.config import CrawlConfig
+from trawl.crawl import Crawl
+from trawl.dedup.minhash import MinHasher
+from trawl.dedup.near import best
+from trawl.testing.fakeclient import FakeClient, FakePage
+
+def page(i):
+    # Words of their own, but the last page a near copy of the one before it: the
+    # crawl process checks a near-duplicate candidate.
+    words = " ".join(f"w{min(i, 4)}x{k}" if k != 7 else f"odd{i}" for k in range(400))
+    nav = f'<a href="/p{i + 1}">next</a>' if i < 5 else ""
+    return FakePage.html(f"<html><title>P{i}</title><body><p>{words}</p>{nav}</body></html>")
+
+web = {"https://one.example/" + (f"p{i}" if i else ""): page(i) for i in range(6)}
+web["https://one.example/robots.txt"] = FakePage(b"", 404)
+config = CrawlConfig(
+    data_dir=Path(sys.argv[1]), seeds=("https://one.example/",), scope="any", delay=0.0,
+    parse_workers=1, commit_interval=0.05, fsync=False, min_free_space=0,
+)
+
+async def go():
+    crawl = Crawl(config, client=FakeClient(web))
+    try:
+        return await crawl.run()
+    finally:
+        crawl.close()
+
+summary = asyncio.run(go())
+assert summary.stopped == "done" and summary.snapshot.documents == 5, summary
+assert summary.counters["parse:near"] == 1, summary
+m = MinHasher()
+s = m.signature("one two three four five six seven")
+assert best(m, s, [(1, s)]) == (1.0, 1)
+m.coefficients()
+loaded = {"numpy", "selectolax", "pycld2"} & set(sys.modules)
+assert not loaded, loaded
+"""
+
+
+def test_the_crawl_process_loads_no_numpy_nor_the_parsers(tmp_path: Path) -> None:
+    # numpy is some 20 MB of RSS: the crawl process's MinHash coefficients, candidate
+    # checks and index term filters do without it. Lexbor and CLD2 (some 6 MB) are
+    # its parse workers' (and a rendering crawl's). A whole crawl (indexed, checked for
+    # near duplicates, parsed by a worker) in a fresh interpreter, then its modules.
+    done = subprocess.run(
+        [sys.executable, "-c", _NO_HEAVY_MODULES, str(tmp_path / "data")],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]

@@ -180,27 +180,3 @@ def test_similarities_are_the_share_of_equal_minima(stored: list[bytes], query: 
     assert m.similarity(query, stored[0]) == expected[0]
     with pytest.raises(ValueError, match="bytes"):
         m.similarities(query, [query[:-4]])
-
-
-def test_the_crawl_process_loads_no_numpy_nor_the_parsers(tmp_path: Any) -> None:
-    # numpy is some 20 MB of RSS: the crawl process's MinHash coefficients, candidate
-    # checks and index term filters do without it. Lexbor and CLD2 (some 6 MB) are
-    # its parse workers' (and a rendering crawl's).
-    code = (
-        "import sys\n"
-        "from trawl.cli import main\n"
-        "from trawl.crawl import Crawl\n"
-        "from trawl.config import CrawlConfig\n"
-        "from trawl.dedup.near import best\n"
-        "from trawl.dedup.minhash import MinHasher\n"
-        "from trawl.index.writer import Indexer\n"
-        "from trawl.index.crawling import CrawlIndexing\n"
-        "import trawl.parse.role, trawl.parse.stage, trawl.wire\n"
-        "m = MinHasher()\n"
-        "s = m.signature('one two three four five six seven')\n"
-        "assert best(m, s, [(1, s)]) == (1.0, 1)\n"
-        "m.coefficients()\n"
-        "loaded = {'numpy', 'selectolax', 'pycld2'} & set(sys.modules)\n"
-        "assert not loaded, loaded\n"
-    )
-    subprocess.run([sys.executable, "-c", code], check=True, cwd=tmp_path)
