@@ -24,6 +24,9 @@ process, parse worker, forkserver, resource tracker, and for redis: the submitte
 redis-server, the S3 server), the largest peak of one process, how many there were,
 and the growth from the smaller size to the larger. The crawl process's RSS at a
 quarter, half, three quarters and the end of the run shows whether it still climbs.
+Beside it, the CPU-seconds per 1,000 pages stored of the crawl (or worker) process's
+tree, its parse workers included (wait4), and for redis of the submitter and of each
+server (from /proc): the CPU figures at both sizes from the same runs.
 
 ``--peaks DIR``: at each new high of the crawl (or worker) process's anonymous RSS
 (from ``--peaks-after`` s on), its Python threads' stacks (``py-spy dump``, the
@@ -193,17 +196,39 @@ class Measured:
     climb: str
     command: str
     peaks: str = ""
+    # CPU-seconds: the crawl (or worker) process's tree, its parse workers included;
+    # for redis, the submitter, redis-server and the S3 server apart
+    cpu: float = 0.0
+    others_cpu: dict[str, float] = field(default_factory=dict)
+
+    def per_1k(self, seconds: float) -> float:
+        return 1000 * seconds / max(1, self.pages)
+
+    def cpu_line(self) -> str:
+        line = f"{self.per_1k(self.cpu):.2f} CPU-s per 1,000 pages ({self.mode} process tree)"
+        for kind, seconds in self.others_cpu.items():
+            line += f", {kind} {self.per_1k(seconds):.2f}"
+        return line
 
 
-def _wait(proc: subprocess.Popen[bytes], timeout: float, what: str) -> None:
-    try:
-        proc.wait(timeout)
-    except subprocess.TimeoutExpired:
-        print(f"!! {what}: over {timeout:.0f} s, stopped (SIGINT)", file=sys.stderr)
-        proc.send_signal(2)
-        proc.wait()
+def _wait(proc: subprocess.Popen[bytes], timeout: float, what: str) -> float:
+    """Wait for ``proc`` (SIGINT past ``timeout``); the CPU-seconds of its tree (wait4's
+    rusage: it and the children it reaped)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+        if pid:
+            break
+        if time.monotonic() > deadline:
+            print(f"!! {what}: over {timeout:.0f} s, stopped (SIGINT)", file=sys.stderr)
+            proc.send_signal(2)
+            pid, status, usage = os.wait4(proc.pid, 0)
+            break
+        time.sleep(0.1)
+    proc.returncode = os.waitstatus_to_exitcode(status)
     if proc.returncode != 0:
         print(f"!! {what} exited {proc.returncode}", file=sys.stderr)
+    return float(usage.ru_utime + usage.ru_stime)
 
 
 def embedded(
@@ -219,15 +244,16 @@ def embedded(
         proc = subprocess.Popen(cmd, stdout=sink, stderr=subprocess.STDOUT, cwd=bench_crawl.ROOT)
     watch = None if trace else _watch(args, proc, size)
     with Sampler(proc.pid, "crawl process", {}, args.every, watch=watch) as s:
-        _wait(proc, args.timeout, f"crawl of {size:,}")
+        cpu = _wait(proc, args.timeout, f"crawl of {size:,}")
     if args.series:
         s.write_series(args.series / f"embedded-{size}{'-traced' if trace else ''}.tsv")
     wall = time.monotonic() - started
-    bench_fleet.reap_orphans()
+    cpu += bench_fleet.reap_orphans()  # parse workers that outlived the crawl process
     pages = bench_fleet.stored(["--data", str(data)])
     shown = bench_crawl.show_cmd(cmd)
     peaks = "" if watch is None else watch.summary()
-    return Measured(size, "embedded", pages, wall, s.by_kind(), s.peak_sum, s.climb(), shown, peaks)
+    kinds = s.by_kind()
+    return Measured(size, "embedded", pages, wall, kinds, s.peak_sum, s.climb(), shown, peaks, cpu)
 
 
 def redis_worker(
@@ -246,21 +272,28 @@ def redis_worker(
     log = work / f"worker-{size}.log"
     others = {servers.redis.pid: "redis-server", servers.s3.process.pid: "S3 server (weed)"}
     others[submit.pid] = "submitter"
+    servers_then = servers.cpu()
     started = time.monotonic()
     with log.open("wb") as sink:
         proc = subprocess.Popen(cmd, stdout=sink, stderr=subprocess.STDOUT)
     watch = _watch(args, proc, size, "worker")
     with Sampler(proc.pid, "worker process", others, args.every, watch=watch) as s:
-        _wait(proc, args.timeout, f"worker of {size:,}")
-        _wait(submit, 60, "submitter")
+        cpu = _wait(proc, args.timeout, f"worker of {size:,}")
+        submitter = _wait(submit, 60, "submitter")
     if args.series:
         s.write_series(args.series / f"redis-{size}.tsv")
     wall = time.monotonic() - started
-    bench_fleet.reap_orphans()
+    cpu += bench_fleet.reap_orphans()  # parse workers that outlived the worker process
+    servers_now = servers.cpu()
     pages = bench_fleet.stored(place)
     shown = bench_crawl.show_cmd(cmd)
     peaks = "" if watch is None else watch.summary()
-    return Measured(size, "redis", pages, wall, s.by_kind(), s.peak_sum, s.climb(), shown, peaks)
+    kinds = s.by_kind()
+    spent = {"submitter": submitter}
+    spent.update((k, servers_now[k] - servers_then[k]) for k in servers_now)
+    return Measured(
+        size, "redis", pages, wall, kinds, s.peak_sum, s.climb(), shown, peaks, cpu, spent
+    )
 
 
 def _watch(
@@ -285,6 +318,13 @@ class Servers:
         s3 = SeaweedS3.start(work / "s3")
         os.environ.update(s3.env())
         return cls(server, f"redis://127.0.0.1:{port}/0", s3)
+
+    def cpu(self) -> dict[str, float]:
+        """CPU-seconds of each server so far (from /proc: they are still running)."""
+        return {
+            "redis-server": bench_fleet.proc_cpu(self.redis.pid),
+            "S3 server": bench_fleet.proc_cpu(self.s3.process.pid),
+        }
 
     def stop(self) -> None:
         self.redis.terminate()
@@ -332,6 +372,7 @@ def report(runs: list[Measured]) -> list[str]:
         sums = " | ".join(f"{r.peak_sum / MB:.0f} MB" for r in mine)
         out.append(f"| whole tree (largest sum at one sample) | {sums} | |")
         for r in mine:
+            out.append(f"{r.size:,}: {r.cpu_line()}")
             out.append(f"{r.size:,}: {r.mode} process RSS over the run: {r.climb}")
             out.append(f"   $ {r.command}")
             if r.peaks:
@@ -421,6 +462,7 @@ def main(argv: list[str] | None = None) -> int:
                         for k, v in sorted(r.kinds.items())
                     )
                     print(f"  {mode}: {r.pages:,} pages stored in {r.wall:.0f} s; peaks: {peaks}")
+                    print(f"    {r.cpu_line()}")
                     print(f"    {mode} process over the run: {r.climb}", flush=True)
                     if r.peaks:
                         print(f"    {r.peaks}", flush=True)
