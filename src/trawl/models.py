@@ -24,7 +24,8 @@ class UrlStatus(enum.IntEnum):
         return self.name.lower().replace("_", " ")
 
 
-@dataclass(frozen=True, slots=True)
+# Not frozen: one is made per link admitted (as ``Candidate``, admission.py).
+@dataclass(slots=True)
 class NewUrl:
     """A URL offered to the frontier (already in normal form).
 

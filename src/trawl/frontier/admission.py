@@ -50,7 +50,9 @@ class CounterSink(Protocol):
     def add(self, name: str, n: int = 1) -> None: ...
 
 
-@dataclass(frozen=True, slots=True)
+# Not frozen: one is made per link a page offers, and a frozen dataclass's __init__
+# (object.__setattr__ a field) took 1.27 us against 0.34. Nothing changes one.
+@dataclass(slots=True)
 class Candidate:
     """A URL found somewhere, already in normal form (or to be normalised)."""
 

@@ -85,6 +85,9 @@ class Verdict:
     teach: list[str] = field(default_factory=list)
 
 
+_NEITHER = Verdict()  # shared: its ``teach`` is read, never changed
+
+
 class Deferral:
     """Which links to admit deferred (``decide``)."""
 
@@ -121,7 +124,7 @@ class Deferral:
         lease; see ``_pairs``)."""
         keys, teach = self._pairs(url, host, batch, look=look)
         if not keys:
-            return Verdict()
+            return _NEITHER  # most links: one made once
         wanted = self._teaches(url, host, teach, now=now, taught=taught)
         return Verdict(teach=wanted) if wanted else Verdict(defer=keys[0])
 
