@@ -16,7 +16,7 @@ import socket
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -138,6 +138,7 @@ def open_fleet_store(
     *,
     session_ttl: float = 30.0,
     wait_replicas: int = 0,
+    give_up: Callable[[], bool] = lambda: False,
 ) -> CrawlStore:
     from trawl.storage.open import open_redis_store
 
@@ -150,6 +151,7 @@ def open_fleet_store(
         lease_seconds=config.lease_seconds,
         session_ttl=session_ttl,
         wait_replicas=wait_replicas,
+        give_up=give_up,
     )
 
 
@@ -226,6 +228,15 @@ def _worker(args: argparse.Namespace) -> int:
 def _work(args: argparse.Namespace, scratch: Path) -> int:
     place = CrawlPlace(redis=args.redis, crawl=args.crawl_id, blobs=args.blobs)
     wid = worker_id()
+    # Every SIGINT/SIGTERM the worker hears, during a run or while one closes: a Ctrl-C
+    # while a lost session closes stops the worker, and a second one ends a wait for a
+    # Redis that does not answer (else each call waits out ``conn.OUTAGE``, and a
+    # worker cut off from Redis could only be killed).
+    late = LateInterrupts()
+
+    def give_up() -> bool:
+        return late.count >= 2
+
     try:
         saved, blobs_where = _wait_for_crawl(place, args.wait)
         saved["data_dir"] = scratch
@@ -239,11 +250,16 @@ def _work(args: argparse.Namespace, scratch: Path) -> int:
         check_roles(config, ROLES[args.role])
         blobs = place.blob_store(where=args.blobs or blobs_where, spool=scratch / "spool")
         store = open_fleet_store(
-            config, place, wid, session_ttl=args.session_ttl, wait_replicas=args.wait_replicas
+            config,
+            place,
+            wid,
+            session_ttl=args.session_ttl,
+            wait_replicas=args.wait_replicas,
+            give_up=give_up,
         )
         # Shared with every crawl in this Redis, whatever its id (storage/redis/hostleases);
         # a killed worker's host leases lapse no later than its session.
-        leases = open_redis_host_leases(args.redis, beat_ttl=args.session_ttl)
+        leases = open_redis_host_leases(args.redis, beat_ttl=args.session_ttl, give_up=give_up)
         crawl, waiter = fleet_crawl(
             config, store, blobs, roles=ROLES[args.role], writer=wid, leases=leases
         )
@@ -255,7 +271,6 @@ def _work(args: argparse.Namespace, scratch: Path) -> int:
         return 2
     print(f"trawl worker {wid}: {args.role} on {place}", file=sys.stderr)
     lost: list[float] = []
-    late = LateInterrupts()  # a Ctrl-C while a lost session closes stops the worker
     while True:
         try:
             code = run_fleet(crawl, waiter, args, late)
@@ -277,7 +292,7 @@ def _work(args: argparse.Namespace, scratch: Path) -> int:
             try:
                 store = open_fleet_store(
                     config, place, wid, session_ttl=args.session_ttl,
-                    wait_replicas=args.wait_replicas,
+                    wait_replicas=args.wait_replicas, give_up=give_up,
                 )  # fmt: skip
                 crawl, waiter = fleet_crawl(
                     config, store, blobs, roles=ROLES[args.role], writer=wid, leases=leases
@@ -288,6 +303,18 @@ def _work(args: argparse.Namespace, scratch: Path) -> int:
         except StorageError as exc:  # e.g. a commit the replicas did not acknowledge
             print(f"trawl worker {wid}: {exc}", file=sys.stderr)
             return 1
+        except Exception as exc:
+            if not give_up():
+                raise
+            # Told twice to stop while Redis did not answer: what it held is not
+            # committed, and its session and leases lapse for the others to take over,
+            # as a killed worker's do.
+            print(
+                f"trawl worker {wid}: stopped as asked, Redis not answering ({exc}); "
+                "its uncommitted work goes back to the crawl when its session lapses",
+                file=sys.stderr,
+            )
+            return 130
     # What this worker asked of Redis (the fleet bench adds them up per page).
     trips, commands = getattr(store, "round_trips", None), getattr(store, "commands", None)
     if trips is not None:

@@ -75,7 +75,11 @@ def disk_full_message(exc: DiskFullError) -> str:
 
 
 class LateInterrupts:
-    """Counts SIGINT/SIGTERM that arrive while the crawl is closing."""
+    """Counts SIGINT/SIGTERM: while the crawl is closing (``install``), and during a
+    run too (``_run`` hears them here as well as on its loop). The count during a run
+    is kept at once, in the signal's own Python handler, even while the loop is blocked
+    (a worker waiting in a call to a Redis that does not answer): a second signal may
+    then end that wait (the Redis store's ``give_up``)."""
 
     def __init__(self) -> None:
         self.count = 0
@@ -101,9 +105,13 @@ async def _run(crawl: Any, reporter: Reporter, late: LateInterrupts, *, quiet: b
         else:
             crawl.abort()
 
+    asked_before = late.count
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, on_signal)
-    if late.count:  # asked to stop before this run could hear it
+        # The loop still hears it (its wakeup fd is written by the C-level handler
+        # whatever the Python-level one is); this counts it at once.
+        signal.signal(sig, late._on)
+    if asked_before:  # asked to stop before this run could hear it
         on_signal()
 
     async def report() -> None:

@@ -9,6 +9,7 @@ fleet of workers (``open_redis_store``/``open_redis_reader``: a ``redis://`` or
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
 
 from trawl.errors import DiskFullError, as_disk_full
@@ -65,12 +66,15 @@ def has_host_leases(directory: Path) -> bool:
     return (directory / HOST_LEASES_FILE).exists()
 
 
-def open_redis_host_leases(url: str, *, beat_ttl: float | None = None) -> HostLeases:
+def open_redis_host_leases(
+    url: str, *, beat_ttl: float | None = None, give_up: Callable[[], bool] = lambda: False
+) -> HostLeases:
     """The host leases every crawl in the Redis at ``url`` shares, whatever its id;
-    a holder silent for ``beat_ttl`` seconds (at most 10) holds nothing."""
+    a holder silent for ``beat_ttl`` seconds (at most 10) holds nothing. ``give_up``:
+    as ``open_redis_store``'s."""
     from trawl.storage.redis.hostleases import BEAT_TTL, RedisHostLeases
 
-    return RedisHostLeases(url, beat_ttl=min(BEAT_TTL, beat_ttl or BEAT_TTL))
+    return RedisHostLeases(url, beat_ttl=min(BEAT_TTL, beat_ttl or BEAT_TTL), give_up=give_up)
 
 
 def open_store(
@@ -129,6 +133,7 @@ def open_redis_store(
     lease_seconds: float = 600.0,
     session_ttl: float = 300.0,
     wait_replicas: int = 0,
+    give_up: Callable[[], bool] = lambda: False,
 ) -> CrawlStore:
     """One worker's session of the crawl ``crawl`` in Redis; many may be open at once.
 
@@ -138,6 +143,8 @@ def open_redis_store(
     dead: another worker rolls it back and its URLs and pages go to the others.
     ``wait_replicas``: a commit waits until that many replicas of every primary hold it
     (``WAIT``), so a primary's failover cannot take acknowledged work with it.
+    ``give_up``: asked while Redis does not answer; True stops waiting for it (calls
+    fail at once rather than after ``conn.OUTAGE`` seconds each).
     """
     from trawl.storage.redis.store import RedisCrawlStore  # the client only when asked
 
@@ -149,6 +156,7 @@ def open_redis_store(
         lease_seconds=lease_seconds,
         session_ttl=session_ttl,
         wait_replicas=wait_replicas,
+        give_up=give_up,
     )
 
 

@@ -82,13 +82,22 @@ def _host_port(text: str) -> tuple[str, int]:
 class Conn:
     """A client with loaded scripts and counters of round trips and commands."""
 
-    def __init__(self, client: Client, *, outage: float = OUTAGE) -> None:
+    def __init__(
+        self,
+        client: Client,
+        *,
+        outage: float = OUTAGE,
+        give_up: Callable[[], bool] = lambda: False,
+    ) -> None:
+        """``give_up``: asked between attempts; True ends the wait for Redis at once (a
+        worker told twice to stop: an outage must not keep it from exiting)."""
         self.client = client
         self.cluster = isinstance(client, redis.cluster.RedisCluster)
         self.round_trips = 0
         self.commands = 0
         self.retries = 0
         self.outage = outage
+        self._give_up = give_up
         self._shas: dict[str, str] = {}
         self._later: list[Later] = []  # writes sent ahead of the next round trip
         self._tally: dict[tuple[str, str], int] = {}  # (hash, field) -> increment, likewise
@@ -139,7 +148,7 @@ class Conn:
             try:
                 return attempt()
             except _TRANSIENT:
-                if time.monotonic() + pause > deadline:
+                if time.monotonic() + pause > deadline or self._give_up():
                     raise
                 self.retries += 1
                 time.sleep(pause)
@@ -179,7 +188,11 @@ class Conn:
             return int(client.execute_command("WAIT", replicas, timeout_ms))  # type: ignore[no-untyped-call]
 
         deadline = time.monotonic() + self.outage
-        while (got := self.retrying(fewest)) < replicas and time.monotonic() < deadline:
+        while (
+            (got := self.retrying(fewest)) < replicas
+            and time.monotonic() < deadline
+            and not self._give_up()
+        ):
             self.retries += 1
             time.sleep(min(0.2, timeout_ms / 1000))  # no replica at all: WAIT answers at once
         return got

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import redis
 
@@ -139,8 +139,10 @@ def _redis_errors() -> Iterator[None]:
 
 
 class RedisHostLeases:
-    def __init__(self, url: str, *, beat_ttl: float = BEAT_TTL) -> None:
-        self._conn = Conn(connect(url))
+    def __init__(
+        self, url: str, *, beat_ttl: float = BEAT_TTL, give_up: Callable[[], bool] = lambda: False
+    ) -> None:
+        self._conn = Conn(connect(url), give_up=give_up)
         self._beat_ttl = beat_ttl
         self._beaten: dict[str, float] = {}  # holder -> monotonic time of its last beat
 

@@ -70,9 +70,10 @@ class RedisCrawlStore:
         wait_replicas: int = 0,
         wait_ms: int = 1000,
         wall: Callable[[], float] = time.time,
+        give_up: Callable[[], bool] = lambda: False,
     ) -> None:
         self.url = url
-        self.conn = Conn(connect(url))
+        self.conn = Conn(connect(url), give_up=give_up)
         self.keys = Keys(crawl, buckets)
         self.worker = worker or uuid.uuid4().hex[:16]
         # A session not heard from this long is dead: its leases are others' after it.
