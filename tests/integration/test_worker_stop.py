@@ -1,4 +1,5 @@
-"""A worker cut off from Redis still stops when told twice (Ctrl-C, SIGTERM).
+"""A worker cut off from Redis still stops when told twice (Ctrl-C, SIGTERM): ``trawl
+worker``, and ``trawl crawl --redis`` working the crawl it submitted.
 
 Each call to a Redis that does not answer waits out ``conn.OUTAGE`` (30 s) in the
 event loop's thread, so the loop never got to hear a signal: a worker whose Redis was
@@ -21,6 +22,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from tests.redis_servers import RedisServer
 from trawl.testing.sampleweb import SampleWeb, SampleWebServer
 
@@ -34,27 +37,36 @@ def _seeds_and_scope(web: SampleWeb, srv: SampleWebServer) -> list[str]:
     return args + [web.url(h, "/", port=srv.port) for h in web.hosts]
 
 
+@pytest.mark.parametrize("who", ["trawl worker", "trawl crawl"])
 async def test_a_worker_whose_redis_is_gone_stops_at_the_second_signal(
-    tmp_path: Path, s3_url: str
+    tmp_path: Path, s3_url: str, who: str
 ) -> None:
+    """``trawl worker``, or ``trawl crawl --redis`` working the crawl it submitted."""
     server = RedisServer(tmp_path / "redis")
     web = SampleWeb(hosts=3, pages_per_host=200, seed=5)
     procs: list[asyncio.subprocess.Process] = []
     try:
         async with SampleWebServer(web, log=True) as srv:
             place = ["--redis", server.url, "--crawl-id", "stop"]
-            submit = await asyncio.create_subprocess_exec(
-                TRAWL, "crawl", *place, "--blobs", s3_url, "--no-worker", "--quiet",
+            submit = [
+                "crawl", *place, "--blobs", s3_url, "--quiet", "--parse-workers", "0",
                 "--data", str(tmp_path / "submitter"), "--delay", "0.05",
                 *_seeds_and_scope(web, srv),
-                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-            )  # fmt: skip
-            procs.append(submit)
+            ]  # fmt: skip
             log = tmp_path / "worker.log"
+            if who == "trawl worker":
+                submitter = await asyncio.create_subprocess_exec(
+                    TRAWL, *submit, "--no-worker",
+                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                )  # fmt: skip
+                procs.append(submitter)
+                work = ["worker", *place, "--quiet", "--parse-workers", "0"]
+                work += ["--data", str(tmp_path / "worker")]
+            else:
+                work = submit
             with log.open("w") as sink:
                 worker = await asyncio.create_subprocess_exec(
-                    TRAWL, "worker", *place, "--quiet", "--parse-workers", "0",
-                    "--data", str(tmp_path / "worker"),
+                    TRAWL, *work,
                     stdout=subprocess.DEVNULL, stderr=sink, start_new_session=True,
                 )  # fmt: skip
             procs.append(worker)
@@ -84,6 +96,6 @@ async def test_a_worker_whose_redis_is_gone_stops_at_the_second_signal(
         server.stop()
     said = log.read_text()
     assert code == 130, said[-3000:]
-    assert "stopped as asked, Redis not answering" in said, said[-3000:]
+    assert f"{who}" in said and "stopped as asked, Redis not answering" in said, said[-3000:]
     # Without the fix it waited out 30 s a call (and went on); this is a few seconds.
     assert took < 10, took

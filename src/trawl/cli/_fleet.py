@@ -186,6 +186,27 @@ def fleet_crawl(
     return crawl, waiter
 
 
+def stop_signals() -> tuple[LateInterrupts, Callable[[], bool]]:
+    """Every SIGINT/SIGTERM a fleet process hears, during a run or while one closes;
+    and its Redis stores' ``give_up``: told twice to stop. Else each call to a Redis
+    that does not answer waits out ``conn.OUTAGE``, and a process cut off from Redis
+    could only be killed."""
+    late = LateInterrupts()
+    return late, lambda: late.count >= 2
+
+
+def stopped_without_redis(who: str, exc: Exception) -> int:
+    """Told twice to stop while Redis did not answer: what the process held is not
+    committed, and its session and leases lapse for the others to take over, as a
+    killed worker's do."""
+    print(
+        f"{who}: stopped as asked, Redis not answering ({exc}); "
+        "its uncommitted work goes back to the crawl when its session lapses",
+        file=sys.stderr,
+    )
+    return 130
+
+
 def run_fleet(
     crawl: Crawl,
     waiter: FleetWait | None,
@@ -228,15 +249,8 @@ def _worker(args: argparse.Namespace) -> int:
 def _work(args: argparse.Namespace, scratch: Path) -> int:
     place = CrawlPlace(redis=args.redis, crawl=args.crawl_id, blobs=args.blobs)
     wid = worker_id()
-    # Every SIGINT/SIGTERM the worker hears, during a run or while one closes: a Ctrl-C
-    # while a lost session closes stops the worker, and a second one ends a wait for a
-    # Redis that does not answer (else each call waits out ``conn.OUTAGE``, and a
-    # worker cut off from Redis could only be killed).
-    late = LateInterrupts()
-
-    def give_up() -> bool:
-        return late.count >= 2
-
+    # A Ctrl-C while a lost session closes stops the worker too.
+    late, give_up = stop_signals()
     try:
         saved, blobs_where = _wait_for_crawl(place, args.wait)
         saved["data_dir"] = scratch
@@ -306,15 +320,7 @@ def _work(args: argparse.Namespace, scratch: Path) -> int:
         except Exception as exc:
             if not give_up():
                 raise
-            # Told twice to stop while Redis did not answer: what it held is not
-            # committed, and its session and leases lapse for the others to take over,
-            # as a killed worker's do.
-            print(
-                f"trawl worker {wid}: stopped as asked, Redis not answering ({exc}); "
-                "its uncommitted work goes back to the crawl when its session lapses",
-                file=sys.stderr,
-            )
-            return 130
+            return stopped_without_redis(f"trawl worker {wid}", exc)
     # What this worker asked of Redis (the fleet bench adds them up per page).
     trips, commands = getattr(store, "round_trips", None), getattr(store, "commands", None)
     if trips is not None:

@@ -17,6 +17,8 @@ from trawl.cli._fleet import (
     run_fleet,
     saved_config,
     scratch_for,
+    stop_signals,
+    stopped_without_redis,
     worker_id,
 )
 from trawl.config_load import config_json, load_config
@@ -100,6 +102,7 @@ def _submit_and_run(
     args: argparse.Namespace, overrides: dict[str, Any], roles: frozenset[Role], scratch: Path
 ) -> int:
     place = CrawlPlace(redis=args.redis, crawl=args.crawl_id, blobs=args.blobs)
+    late, give_up = stop_signals()
     try:
         try:
             saved, saved_blobs = saved_config(place)
@@ -115,8 +118,8 @@ def _submit_and_run(
             raise ConfigError("no seeds: give SEED arguments or --seeds FILE")
         wid = worker_id()
         blobs = place.blob_store(where=blobs_where, spool=scratch / "spool")
-        store = open_fleet_store(config, place, wid)
-        leases = open_redis_host_leases(args.redis)
+        store = open_fleet_store(config, place, wid, give_up=give_up)
+        leases = open_redis_host_leases(args.redis, give_up=give_up)
         crawl, waiter = fleet_crawl(config, store, blobs, roles=roles, writer=wid, leases=leases)
         # The seeds are in the frontier before the config is in Redis: a worker that
         # finds the crawl finds its work (else it could see nothing to do, and end).
@@ -128,7 +131,12 @@ def _submit_and_run(
         print(f"trawl crawl: {exc}", file=sys.stderr)
         return 2
     if not args.no_worker:
-        return run_fleet(crawl, waiter, args)
+        try:
+            return run_fleet(crawl, waiter, args, late)
+        except Exception as exc:
+            if not give_up():
+                raise
+            return stopped_without_redis("trawl crawl", exc)
     crawl.close()
     if not sys.stderr.isatty():
         setup_logging(sys.stderr, json=True)  # JSON lines, like a crawl run here
