@@ -5,6 +5,7 @@ reserve until it ends, however it ends, so a budget bounds them by bytes, not on
 from __future__ import annotations
 
 import asyncio
+import gc
 from typing import Any, cast
 
 from trawl.fetch.role import FetchRole
@@ -28,8 +29,11 @@ class Stage:
 
 
 class Counters:
+    def __init__(self) -> None:
+        self.counts: dict[str, int] = {}
+
     def add(self, name: str, n: int = 1) -> None:
-        pass
+        self.counts[name] = self.counts.get(name, 0) + n
 
 
 def _lease(i: int, clock: FakeClock) -> Lease:
@@ -44,11 +48,18 @@ def _lease(i: int, clock: FakeClock) -> Lease:
     )
 
 
-def _role(held: PageBytes, stage: Stage, clock: FakeClock) -> FetchRole:
+def _role(
+    held: PageBytes,
+    stage: Stage,
+    clock: FakeClock,
+    *,
+    frontier: object = None,
+    counters: Counters | None = None,
+) -> FetchRole:
     return FetchRole(
         stage=cast(Any, stage),
-        frontier=cast(Any, None),
-        counters=Counters(),
+        frontier=cast(Any, frontier),
+        counters=counters or Counters(),
         clock=clock,
         delay=0.0,
         hand_off=None,
@@ -87,3 +98,33 @@ async def test_a_fetch_cancelled_before_it_ran_gives_its_reserve_back() -> None:
     await role.drop()  # a full disk: both cancelled at once
     await asyncio.sleep(0)
     assert stage.done == [] and held.held == 0
+
+
+class Failing(Stage):
+    async def process(self, lease: Lease) -> None:
+        raise RuntimeError("a bug in a fetch step")
+
+
+class GoneStore:
+    """A frontier whose store does not answer: the failure cannot be recorded."""
+
+    def finish(self, *args: object, **kwargs: object) -> None:
+        raise ConnectionError("the store is gone")
+
+
+async def test_an_error_no_one_handles_is_counted_and_said_once() -> None:
+    loop = asyncio.get_running_loop()
+    unretrieved: list[dict[str, Any]] = []
+    loop.set_exception_handler(lambda _loop, context: unretrieved.append(context))
+    clock = FakeClock()
+    counters = Counters()
+    held = PageBytes(1 << 20, reserve=300)
+    role = _role(held, Failing(), clock, frontier=GoneStore(), counters=counters)
+    role.start(_lease(1, clock))
+    await asyncio.wait(list(role.tasks))
+    await asyncio.sleep(0)  # the done callbacks
+    assert counters.counts.get("error:internal") == 1  # the bug, as before
+    assert counters.counts.get("error:fetch") == 1  # its record failed too: said here
+    assert held.held == 0
+    gc.collect()  # where an unretrieved exception would be reported
+    assert unretrieved == []

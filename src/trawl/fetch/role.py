@@ -9,6 +9,7 @@ parse queue is the only way to the parser, which may run in another process.
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections.abc import Callable
 
@@ -19,6 +20,8 @@ from trawl.frontier.admission import CounterSink
 from trawl.memory import PageBytes
 from trawl.models import Lease, UrlStatus
 from trawl.storage.base import CrawlStore, Frontier
+
+log = logging.getLogger(__name__)
 
 __all__ = ["RENDER_BACKLOG", "FetchRole"]
 
@@ -123,7 +126,17 @@ class FetchRole:
         task = asyncio.create_task(self._fetch(lease, window))
         # Given back when the task ends, even one cancelled before it ever ran.
         task.add_done_callback(lambda _: held.add(-held.reserve))
+        task.add_done_callback(self._ended)
         self.tasks[task] = lease
+
+    def _ended(self, task: asyncio.Task[None]) -> None:
+        """An error no fetch step handled (its URL's failure could not be recorded: a
+        store that failed) is counted and said here, once, rather than left to asyncio
+        ("Task exception was never retrieved"); the crawl goes on."""
+        if task.cancelled() or (exc := task.exception()) is None:
+            return
+        self._count.add("error:fetch")
+        log.error("a fetch failed: %s: %s", type(exc).__name__, exc, exc_info=exc)
 
     async def finish(self, grace: float) -> None:
         """Let fetches under way end within ``grace`` seconds (0: none); the rest are

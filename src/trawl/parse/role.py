@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import logging
 import time
 from collections.abc import Callable, Coroutine
 from concurrent.futures.process import BrokenProcessPool
@@ -33,6 +34,8 @@ from trawl.parse.sitemap_stage import SitemapStage
 from trawl.parse.stage import ParseStage
 from trawl.parse.worker import init_worker
 from trawl.storage.base import ParseQueue
+
+log = logging.getLogger(__name__)
 
 __all__ = ["ParseRole"]
 
@@ -184,7 +187,17 @@ class ParseRole:
     def _track(self, work: Coroutine[Any, Any, None]) -> None:
         t = asyncio.create_task(work)
         self.tasks.add(t)
-        t.add_done_callback(self.tasks.discard)
+        t.add_done_callback(self._ended)
+
+    def _ended(self, task: asyncio.Task[None]) -> None:
+        """A parse's task ended: an error no one handled (not a full disk: a store
+        that failed, a bug) is counted and said here, once, rather than left to
+        asyncio ("Task exception was never retrieved"); the crawl goes on."""
+        self.tasks.discard(task)
+        if task.cancelled() or (exc := task.exception()) is None:
+            return
+        self._count.add("error:parse")
+        log.error("a parse failed: %s: %s", type(exc).__name__, exc, exc_info=exc)
 
     async def _parse(self, task: ParseTask, held: Share) -> None:
         try:
