@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -97,5 +98,7 @@ async def test_a_worker_whose_redis_is_gone_stops_at_the_second_signal(
     said = log.read_text()
     assert code == 130, said[-3000:]
     assert f"{who}" in said and "stopped as asked, Redis not answering" in said, said[-3000:]
+    # Said by the command told to stop (the worker's line names its id), not another.
+    assert re.search(rf"^{who}( \S+)?: stopped as asked, Redis not answering", said, re.M)
     # Without the fix it waited out 30 s a call (and went on); this is a few seconds.
     assert took < 10, took

@@ -186,37 +186,35 @@ def fleet_crawl(
     return crawl, waiter
 
 
-def stop_signals() -> tuple[LateInterrupts, Callable[[], bool]]:
-    """Every SIGINT/SIGTERM a fleet process hears, during a run or while one closes;
-    and its Redis stores' ``give_up``: told twice to stop. Else each call to a Redis
-    that does not answer waits out ``conn.OUTAGE``, and a process cut off from Redis
-    could only be killed."""
-    late = LateInterrupts()
-    return late, lambda: late.count >= 2
-
-
-def stopped_without_redis(who: str, exc: Exception) -> int:
-    """Told twice to stop while Redis did not answer: what the process held is not
-    committed, and its session and leases lapse for the others to take over, as a
-    killed worker's do."""
-    print(
-        f"{who}: stopped as asked, Redis not answering ({exc}); "
-        "its uncommitted work goes back to the crawl when its session lapses",
-        file=sys.stderr,
-    )
-    return 130
-
-
 def run_fleet(
     crawl: Crawl,
     waiter: FleetWait | None,
     args: argparse.Namespace,
-    late: LateInterrupts | None = None,
+    late: LateInterrupts,
+    who: str,
 ) -> int:
+    """Run ``crawl`` to its end (``run_and_report``). ``late`` counts every signal the
+    process hears and is its Redis stores' ``give_up`` (``told_twice``): else each
+    call to a Redis that does not answer waits out ``conn.OUTAGE``, and a process cut
+    off from Redis could only be killed. Told twice, an error that ends the run ends
+    the process (130), saying so: what it held is not committed, and its session and
+    leases lapse for the others to take over, as a killed worker's do. A store's own
+    errors (a lost session, a commit refused) are the caller's, as ever."""
     from trawl.cli._run import run_and_report
 
     try:
         return run_and_report(crawl, quiet=args.quiet, interval=args.progress_interval, late=late)
+    except StorageError:
+        raise
+    except Exception as exc:
+        if not late.told_twice():
+            raise
+        print(
+            f"{who}: stopped as asked, Redis not answering ({exc}); "
+            "its uncommitted work goes back to the crawl when its session lapses",
+            file=sys.stderr,
+        )
+        return 130
     finally:
         if waiter is not None:
             waiter.close()
@@ -249,8 +247,9 @@ def _worker(args: argparse.Namespace) -> int:
 def _work(args: argparse.Namespace, scratch: Path) -> int:
     place = CrawlPlace(redis=args.redis, crawl=args.crawl_id, blobs=args.blobs)
     wid = worker_id()
-    # A Ctrl-C while a lost session closes stops the worker too.
-    late, give_up = stop_signals()
+    # Every signal the worker hears (``run_fleet``): a Ctrl-C while a lost session
+    # closes stops it too; told twice, its Redis stores wait for Redis no more.
+    late = LateInterrupts()
     try:
         saved, blobs_where = _wait_for_crawl(place, args.wait)
         saved["data_dir"] = scratch
@@ -269,11 +268,13 @@ def _work(args: argparse.Namespace, scratch: Path) -> int:
             wid,
             session_ttl=args.session_ttl,
             wait_replicas=args.wait_replicas,
-            give_up=give_up,
+            give_up=late.told_twice,
         )
         # Shared with every crawl in this Redis, whatever its id (storage/redis/hostleases);
         # a killed worker's host leases lapse no later than its session.
-        leases = open_redis_host_leases(args.redis, beat_ttl=args.session_ttl, give_up=give_up)
+        leases = open_redis_host_leases(
+            args.redis, beat_ttl=args.session_ttl, give_up=late.told_twice
+        )
         crawl, waiter = fleet_crawl(
             config, store, blobs, roles=ROLES[args.role], writer=wid, leases=leases
         )
@@ -287,7 +288,7 @@ def _work(args: argparse.Namespace, scratch: Path) -> int:
     lost: list[float] = []
     while True:
         try:
-            code = run_fleet(crawl, waiter, args, late)
+            code = run_fleet(crawl, waiter, args, late, f"trawl worker {wid}")
             break
         except SessionLostError as exc:
             if late.count:
@@ -306,7 +307,7 @@ def _work(args: argparse.Namespace, scratch: Path) -> int:
             try:
                 store = open_fleet_store(
                     config, place, wid, session_ttl=args.session_ttl,
-                    wait_replicas=args.wait_replicas, give_up=give_up,
+                    wait_replicas=args.wait_replicas, give_up=late.told_twice,
                 )  # fmt: skip
                 crawl, waiter = fleet_crawl(
                     config, store, blobs, roles=ROLES[args.role], writer=wid, leases=leases
@@ -317,10 +318,6 @@ def _work(args: argparse.Namespace, scratch: Path) -> int:
         except StorageError as exc:  # e.g. a commit the replicas did not acknowledge
             print(f"trawl worker {wid}: {exc}", file=sys.stderr)
             return 1
-        except Exception as exc:
-            if not give_up():
-                raise
-            return stopped_without_redis(f"trawl worker {wid}", exc)
     # What this worker asked of Redis (the fleet bench adds them up per page).
     trips, commands = getattr(store, "round_trips", None), getattr(store, "commands", None)
     if trips is not None:

@@ -17,10 +17,9 @@ from trawl.cli._fleet import (
     run_fleet,
     saved_config,
     scratch_for,
-    stop_signals,
-    stopped_without_redis,
     worker_id,
 )
+from trawl.cli._run import LateInterrupts
 from trawl.config_load import config_json, load_config
 from trawl.errors import ConfigError, StorageError
 from trawl.logs import setup_logging
@@ -102,7 +101,7 @@ def _submit_and_run(
     args: argparse.Namespace, overrides: dict[str, Any], roles: frozenset[Role], scratch: Path
 ) -> int:
     place = CrawlPlace(redis=args.redis, crawl=args.crawl_id, blobs=args.blobs)
-    late, give_up = stop_signals()
+    late = LateInterrupts()  # every signal heard; told twice, Redis is not waited for
     try:
         try:
             saved, saved_blobs = saved_config(place)
@@ -118,8 +117,8 @@ def _submit_and_run(
             raise ConfigError("no seeds: give SEED arguments or --seeds FILE")
         wid = worker_id()
         blobs = place.blob_store(where=blobs_where, spool=scratch / "spool")
-        store = open_fleet_store(config, place, wid, give_up=give_up)
-        leases = open_redis_host_leases(args.redis, give_up=give_up)
+        store = open_fleet_store(config, place, wid, give_up=late.told_twice)
+        leases = open_redis_host_leases(args.redis, give_up=late.told_twice)
         crawl, waiter = fleet_crawl(config, store, blobs, roles=roles, writer=wid, leases=leases)
         # The seeds are in the frontier before the config is in Redis: a worker that
         # finds the crawl finds its work (else it could see nothing to do, and end).
@@ -131,12 +130,7 @@ def _submit_and_run(
         print(f"trawl crawl: {exc}", file=sys.stderr)
         return 2
     if not args.no_worker:
-        try:
-            return run_fleet(crawl, waiter, args, late)
-        except Exception as exc:
-            if not give_up():
-                raise
-            return stopped_without_redis("trawl crawl", exc)
+        return run_fleet(crawl, waiter, args, late, "trawl crawl")
     crawl.close()
     if not sys.stderr.isatty():
         setup_logging(sys.stderr, json=True)  # JSON lines, like a crawl run here

@@ -76,10 +76,10 @@ def disk_full_message(exc: DiskFullError) -> str:
 
 class LateInterrupts:
     """Counts SIGINT/SIGTERM: while the crawl is closing (``install``), and during a
-    run too (``_run`` hears them here as well as on its loop). The count during a run
+    run too (``_run`` installs it beside its loop's handler). The count during a run
     is kept at once, in the signal's own Python handler, even while the loop is blocked
     (a worker waiting in a call to a Redis that does not answer): a second signal may
-    then end that wait (the Redis store's ``give_up``)."""
+    then end that wait (``told_twice``, the Redis stores' ``give_up``)."""
 
     def __init__(self) -> None:
         self.count = 0
@@ -90,6 +90,10 @@ class LateInterrupts:
     def install(self) -> None:
         for sig in (signal.SIGINT, signal.SIGTERM):
             signal.signal(sig, self._on)
+
+    def told_twice(self) -> bool:
+        """Told to stop twice (the second: "Ctrl-C again to abort")."""
+        return self.count >= 2
 
 
 async def _run(crawl: Any, reporter: Reporter, late: LateInterrupts, *, quiet: bool) -> Any:
@@ -108,9 +112,9 @@ async def _run(crawl: Any, reporter: Reporter, late: LateInterrupts, *, quiet: b
     asked_before = late.count
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, on_signal)
-        # The loop still hears it (its wakeup fd is written by the C-level handler
-        # whatever the Python-level one is); this counts it at once.
-        signal.signal(sig, late._on)
+    # The loop still hears them (its wakeup fd is written by the C-level handler
+    # whatever the Python-level one is); ``late`` counts them at once.
+    late.install()
     if asked_before:  # asked to stop before this run could hear it
         on_signal()
 
