@@ -19,6 +19,7 @@ from trawl.fetch.stage import FetchStage, ParseTask
 from trawl.frontier.admission import CounterSink
 from trawl.memory import PageBytes
 from trawl.models import Lease, UrlStatus
+from trawl.roles import said_if_failed
 from trawl.storage.base import CrawlStore, Frontier
 
 log = logging.getLogger(__name__)
@@ -124,19 +125,15 @@ class FetchRole:
         held = self._page_bytes
         held.add(held.reserve)
         task = asyncio.create_task(self._fetch(lease, window))
-        # Given back when the task ends, even one cancelled before it ever ran.
-        task.add_done_callback(lambda _: held.add(-held.reserve))
         task.add_done_callback(self._ended)
         self.tasks[task] = lease
 
     def _ended(self, task: asyncio.Task[None]) -> None:
-        """An error no fetch step handled (its URL's failure could not be recorded: a
-        store that failed) is counted and said here, once, rather than left to asyncio
-        ("Task exception was never retrieved"); the crawl goes on."""
-        if task.cancelled() or (exc := task.exception()) is None:
-            return
-        self._count.add("error:fetch")
-        log.error("a fetch failed: %s: %s", type(exc).__name__, exc, exc_info=exc)
+        # The reserve given back however the task ended, even cancelled before it ran;
+        # an error no step handled (its URL's failure could not be recorded) is said.
+        held = self._page_bytes
+        held.add(-held.reserve)
+        said_if_failed(task, "fetch", self._count, log)
 
     async def finish(self, grace: float) -> None:
         """Let fetches under way end within ``grace`` seconds (0: none); the rest are

@@ -33,6 +33,7 @@ from trawl.parse.sitemap import ParsedSitemap, parse_sitemap
 from trawl.parse.sitemap_stage import SitemapStage
 from trawl.parse.stage import ParseStage
 from trawl.parse.worker import init_worker
+from trawl.roles import said_if_failed
 from trawl.storage.base import ParseQueue
 
 log = logging.getLogger(__name__)
@@ -190,14 +191,9 @@ class ParseRole:
         t.add_done_callback(self._ended)
 
     def _ended(self, task: asyncio.Task[None]) -> None:
-        """A parse's task ended: an error no one handled (not a full disk: a store
-        that failed, a bug) is counted and said here, once, rather than left to
-        asyncio ("Task exception was never retrieved"); the crawl goes on."""
         self.tasks.discard(task)
-        if task.cancelled() or (exc := task.exception()) is None:
-            return
-        self._count.add("error:parse")
-        log.error("a parse failed: %s: %s", type(exc).__name__, exc, exc_info=exc)
+        # An error no one handled (not a full disk: a store that failed, a bug).
+        said_if_failed(task, "parse", self._count, log)
 
     async def _parse(self, task: ParseTask, held: Share) -> None:
         try:
