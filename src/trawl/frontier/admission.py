@@ -206,7 +206,7 @@ class Admission:
         deferral = self._deferral
         offered = _Batch(offers)  # the batch's URLs, for deferral (made if asked)
         taught: set[str] = set()  # rules that had a teacher in this batch
-        teachers: dict[int, tuple[str, list[str]]] = {}  # fp -> its host, the rules it teaches
+        teachers: dict[int, tuple[str, Sequence[str]]] = {}  # fp -> its host, the rules it teaches
         for c in offers:
             url = c.url
             if not normalised:

@@ -55,8 +55,8 @@ Counted under ``equivalence:deferred`` (at admission and at lease) and
 
 from __future__ import annotations
 
-from collections.abc import Container
-from dataclasses import dataclass, field
+from collections.abc import Container, Sequence
+from dataclasses import dataclass
 
 from trawl import urls
 from trawl.dedup import urlrules as ur
@@ -82,10 +82,10 @@ class Verdict:
     rules ``teach``; neither: it is no probable spelling."""
 
     defer: str | None = None
-    teach: list[str] = field(default_factory=list)
+    teach: Sequence[str] = ()
 
 
-_NEITHER = Verdict()  # shared: its ``teach`` is read, never changed
+_NEITHER = Verdict()  # most links' verdict, made once (nothing in it can change)
 
 
 class Deferral:
@@ -124,7 +124,7 @@ class Deferral:
         lease; see ``_pairs``)."""
         keys, teach = self._pairs(url, host, batch, look=look)
         if not keys:
-            return _NEITHER  # most links: one made once
+            return _NEITHER
         wanted = self._teaches(url, host, teach, now=now, taught=taught)
         return Verdict(teach=wanted) if wanted else Verdict(defer=keys[0])
 
@@ -250,7 +250,7 @@ class Deferral:
         need = ur.wanted(rule, self._eq.thresholds)
         return len(self._going(host, key, now)) < need + self._spare
 
-    def teach(self, host: str, keys: list[str], url: str, *, now: float) -> None:
+    def teach(self, host: str, keys: Sequence[str], url: str, *, now: float) -> None:
         """Record ``url`` as a teacher of the rules ``keys`` (admitted, or leased)."""
         rules = self._teachers.get_or_add(host, dict)
         for key in dict.fromkeys(keys):
