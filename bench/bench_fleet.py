@@ -55,15 +55,33 @@ class Run:
     round_trips: int = 0  # the workers' own count (the submitter's not included)
 
 
+def wait_cpu(
+    proc: subprocess.Popen[bytes], *, timeout: float | None = None, what: str = ""
+) -> float:
+    """Wait for ``proc`` (SIGINT past ``timeout`` seconds); the CPU-seconds of its tree
+    (wait4's rusage: it and the children it reaped)."""
+    what = what or " ".join(map(str, proc.args))[:120]  # type: ignore[arg-type]
+    deadline = None if timeout is None else time.monotonic() + timeout
+    while True:
+        pid, status, usage = os.wait4(proc.pid, 0 if deadline is None else os.WNOHANG)
+        if pid:
+            break
+        assert deadline is not None
+        if time.monotonic() > deadline:
+            print(f"!! {what}: over {timeout:.0f} s, stopped (SIGINT)", file=sys.stderr)
+            proc.send_signal(2)
+            pid, status, usage = os.wait4(proc.pid, 0)
+            break
+        time.sleep(0.1)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode != 0:
+        print(f"!! {what} exited {proc.returncode}", file=sys.stderr)
+    return float(usage.ru_utime + usage.ru_stime)
+
+
 def wait_all(procs: list[subprocess.Popen[bytes]], *, say: str = "") -> float:
     """Wait for every process; the CPU-seconds of each one's tree (wait4's rusage)."""
-    each = []
-    for p in procs:
-        _pid, status, usage = os.wait4(p.pid, 0)
-        p.returncode = os.waitstatus_to_exitcode(status)
-        each.append(usage.ru_utime + usage.ru_stime)
-        if p.returncode != 0:
-            print(f"!! {' '.join(map(str, p.args))[:120]} exited {p.returncode}", file=sys.stderr)  # type: ignore[arg-type]
+    each = [wait_cpu(p) for p in procs]
     orphans = reap_orphans()
     if say:
         print(

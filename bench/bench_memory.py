@@ -211,26 +211,6 @@ class Measured:
         return line
 
 
-def _wait(proc: subprocess.Popen[bytes], timeout: float, what: str) -> float:
-    """Wait for ``proc`` (SIGINT past ``timeout``); the CPU-seconds of its tree (wait4's
-    rusage: it and the children it reaped)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
-        if pid:
-            break
-        if time.monotonic() > deadline:
-            print(f"!! {what}: over {timeout:.0f} s, stopped (SIGINT)", file=sys.stderr)
-            proc.send_signal(2)
-            pid, status, usage = os.wait4(proc.pid, 0)
-            break
-        time.sleep(0.1)
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    if proc.returncode != 0:
-        print(f"!! {what} exited {proc.returncode}", file=sys.stderr)
-    return float(usage.ru_utime + usage.ru_stime)
-
-
 def embedded(
     web: bench_crawl.Web, work: Path, size: int, args: argparse.Namespace, trace: float = 0
 ) -> Measured:
@@ -244,7 +224,7 @@ def embedded(
         proc = subprocess.Popen(cmd, stdout=sink, stderr=subprocess.STDOUT, cwd=bench_crawl.ROOT)
     watch = None if trace else _watch(args, proc, size)
     with Sampler(proc.pid, "crawl process", {}, args.every, watch=watch) as s:
-        cpu = _wait(proc, args.timeout, f"crawl of {size:,}")
+        cpu = bench_fleet.wait_cpu(proc, timeout=args.timeout, what=f"crawl of {size:,}")
     if args.series:
         s.write_series(args.series / f"embedded-{size}{'-traced' if trace else ''}.tsv")
     wall = time.monotonic() - started
@@ -278,8 +258,8 @@ def redis_worker(
         proc = subprocess.Popen(cmd, stdout=sink, stderr=subprocess.STDOUT)
     watch = _watch(args, proc, size, "worker")
     with Sampler(proc.pid, "worker process", others, args.every, watch=watch) as s:
-        cpu = _wait(proc, args.timeout, f"worker of {size:,}")
-        submitter = _wait(submit, 60, "submitter")
+        cpu = bench_fleet.wait_cpu(proc, timeout=args.timeout, what=f"worker of {size:,}")
+        submitter = bench_fleet.wait_cpu(submit, timeout=60, what="submitter")
     if args.series:
         s.write_series(args.series / f"redis-{size}.tsv")
     wall = time.monotonic() - started
