@@ -9,11 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from enum import StrEnum
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from trawl.frontier.admission import CounterSink
 
 __all__ = ["ALL_ROLES", "Role", "said_if_failed"]
 
@@ -28,13 +25,13 @@ ALL_ROLES = frozenset(Role)
 
 
 def said_if_failed(
-    task: asyncio.Task[None], kind: str, counters: CounterSink, log: logging.Logger
+    task: asyncio.Task[None], kind: str, count: Callable[[str], object], log: logging.Logger
 ) -> None:
     """A role's task (a ``kind``: one fetch, one parse) ended: an error no step of it
-    handled (a store that failed, a bug) is counted (``error:<kind>``) and said once,
-    rather than left to asyncio ("Task exception was never retrieved"); the crawl
-    goes on."""
+    handled (a store that failed, a bug) is counted (``count``: the role's counters'
+    ``add``, given ``error:<kind>``) and said once, rather than left to asyncio ("Task
+    exception was never retrieved"); the crawl goes on."""
     if task.cancelled() or (exc := task.exception()) is None:
         return
-    counters.add(f"error:{kind}")
+    count(f"error:{kind}")
     log.error("a %s failed: %s: %s", kind, type(exc).__name__, exc, exc_info=exc)

@@ -133,7 +133,7 @@ class FetchRole:
         # an error no step handled (its URL's failure could not be recorded) is said.
         held = self._page_bytes
         held.add(-held.reserve)
-        said_if_failed(task, "fetch", self._count, log)
+        said_if_failed(task, "fetch", self._count.add, log)
 
     async def finish(self, grace: float) -> None:
         """Let fetches under way end within ``grace`` seconds (0: none); the rest are

@@ -193,7 +193,7 @@ class ParseRole:
     def _ended(self, task: asyncio.Task[None]) -> None:
         self.tasks.discard(task)
         # An error no one handled (not a full disk: a store that failed, a bug).
-        said_if_failed(task, "parse", self._count, log)
+        said_if_failed(task, "parse", self._count.add, log)
 
     async def _parse(self, task: ParseTask, held: Share) -> None:
         try:
