@@ -8,6 +8,7 @@ from pathlib import Path
 
 from trawl.config import CrawlConfig
 from trawl.crawl import Crawl
+from trawl.frontier.idle import local_wait
 from trawl.storage.memory import MemoryBlobStore, MemoryCrawlStore
 from trawl.testing import FakeClock
 from trawl.testing.fakeclient import FakeClient, FakePage
@@ -78,3 +79,37 @@ def test_an_idle_worker_waits_until_the_next_host_is_due(tmp_path: Path) -> None
     assert waiter.slept == [5.0, 5.0, 5.0]  # one wait per turn of the host, to the second
     assert any(idle for _s, idle, _full in waiter.waits)
     assert not any(full for _s, _i, full in waiter.waits)
+
+
+def test_a_cancellation_in_the_turn_the_wait_ends_still_cancels() -> None:
+    """The crawl loop waits in ``local_wait``; its task group cancels it when the group
+    commit fails, and in the same turn the pages held at the commit gate fail and set
+    ``local``. ``asyncio.wait_for`` (Python 3.11) returned then, swallowing the
+    cancellation: the loop went on, fetching and failing pages, without commits."""
+
+    async def main() -> str:
+        local = asyncio.Event()
+        waiting = asyncio.create_task(local_wait(local, 10.0))
+        await asyncio.sleep(0)  # it waits now
+        local.set()  # a page ends...
+        waiting.cancel()  # ...in the turn the commit failed
+        try:
+            await waiting
+        except asyncio.CancelledError:
+            return "cancelled"
+        return "returned"
+
+    assert asyncio.run(main()) == "cancelled"
+
+
+def test_local_wait_ends_at_its_event_or_its_time() -> None:
+    async def main() -> tuple[bool, bool]:
+        local = asyncio.Event()
+        asyncio.get_running_loop().call_later(0.01, local.set)
+        await local_wait(local, 10.0)
+        heard = local.is_set()
+        other = asyncio.Event()
+        await local_wait(other, 0.01)  # nothing sets it: the time runs out, no error
+        return heard, other.is_set()
+
+    assert asyncio.run(main()) == (True, False)

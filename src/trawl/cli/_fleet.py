@@ -315,8 +315,12 @@ def _work(args: argparse.Namespace, scratch: Path) -> int:
             except StorageError as reopen:
                 print(f"trawl worker {wid}: {reopen}", file=sys.stderr)
                 return 1
-        except StorageError as exc:  # e.g. a commit the replicas did not acknowledge
-            print(f"trawl worker {wid}: {exc}", file=sys.stderr)
+        except StorageError as exc:  # a commit the replicas did not acknowledge, an upload
+            print(
+                f"trawl worker {wid}: {exc}; what it had not committed goes back to the "
+                "crawl when its session lapses",
+                file=sys.stderr,
+            )
             return 1
     # What this worker asked of Redis (the fleet bench adds them up per page).
     trips, commands = getattr(store, "round_trips", None), getattr(store, "commands", None)

@@ -47,9 +47,17 @@ class IdleWait(Protocol):
 
 
 async def local_wait(local: asyncio.Event, seconds: float) -> None:
-    """Wait for ``local`` at most ``seconds``."""
+    """Wait for ``local`` at most ``seconds``; a cancellation always propagates.
+
+    Not ``asyncio.wait_for``: on Python 3.11 it runs the wait as a task of its own, and
+    a cancellation that comes in the turn of the loop that task ends in is swallowed
+    (``wait_for`` returns its result). The crawl loop waits here, and the task group
+    cancels it when the group commit fails; at that moment the pages held at the
+    commit gate fail too and each sets ``local``. Swallowed, the crawl went on without
+    commits: a fleet worker whose S3 upload failed fetched and failed pages forever."""
     with contextlib.suppress(TimeoutError):
-        await asyncio.wait_for(local.wait(), timeout=max(seconds, 0.001))
+        async with asyncio.timeout(max(seconds, 0.001)):
+            await local.wait()
 
 
 class FleetWait:

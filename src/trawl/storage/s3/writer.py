@@ -314,7 +314,8 @@ class S3SegmentWriter:
         if self._failed is not None:
             raise StorageError(
                 f"{self._objects.url(whole_key(self._spec, self.current))}: an upload "
-                f"failed ({self._failed}); reopen the log at the last commit"
+                f"failed ({self._failed}); nothing past the last commit is kept: the log "
+                "must be opened again there"
             )
 
     def read(self, location: Location) -> bytes:
