@@ -120,7 +120,9 @@ class SeaweedS3:
         raise AssertionError("unreachable")
 
     @classmethod
-    def _start(cls, root: Path, *, timeout: float) -> SeaweedS3:
+    def _start(
+        cls, root: Path, *, timeout: float, ports: dict[str, int] | None = None
+    ) -> SeaweedS3:
         root.mkdir(parents=True, exist_ok=True)
         (root / "data").mkdir(exist_ok=True)
         config = root / "s3.json"
@@ -130,7 +132,8 @@ class SeaweedS3:
             "actions": ["Admin", "Read", "Write", "List", "Tagging"],
         }
         config.write_text(json.dumps({"identities": [identity]}))
-        ports = dict(zip(_PORTS, _free_ports(len(_PORTS)), strict=True))
+        if ports is None:
+            ports = dict(zip(_PORTS, _free_ports(len(_PORTS)), strict=True))
         args = [
             str(weed_binary()),
             "mini",
@@ -186,6 +189,12 @@ class SeaweedS3:
             return self.log.read_text(errors="replace")[-2000:]
         except OSError:
             return "(no log)"
+
+    def restart(self, *, timeout: float = 60.0) -> None:
+        """Start the killed (``stop``) server again: the same ports and data, so its
+        clients find it where it was (an S3 service back after an outage)."""
+        again = self._start(self.root, timeout=timeout, ports=self.ports)
+        self.process, self.log = again.process, again.log
 
     def stop(self) -> None:
         """Kill the server (its whole process group) and wait for it."""
