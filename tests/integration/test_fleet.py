@@ -245,6 +245,15 @@ def _tell_logs(tmp: Path) -> None:
             print(line[:400])
 
 
+def _end_failed(tmp: Path, fleet: Fleet, submit: asyncio.subprocess.Process) -> None:
+    """Nothing of a failed drill outlives it (a later test shares the servers); what
+    each process said last is shown."""
+    fleet.kill_all()
+    if submit.returncode is None:
+        submit.kill()
+    _tell_logs(tmp)
+
+
 async def _first_request(srv: SampleWebServer) -> None:
     """Until a worker made the crawl's first request (it may take long on a loaded machine)."""
     assert srv.log is not None
@@ -315,11 +324,7 @@ async def _drill(
             # folders (their segments' spools) were removed by the workers started after.
             assert sorted(p.name for p in fleet.tmp.iterdir()) == []
         except BaseException:
-            # Nothing of a failed drill outlives it (a later test shares the servers).
-            fleet.kill_all()
-            if submit.returncode is None:
-                submit.kill()
-            _tell_logs(tmp)
+            _end_failed(tmp, fleet, submit)
             raise
         print(
             f"{fleet.kills} workers killed, {fleet.pauses} paused, {fleet.started} started; "

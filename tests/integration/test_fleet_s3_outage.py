@@ -35,9 +35,9 @@ from tests.integration.test_fleet import (
     Reference,
     _check,
     _crawl_args,
+    _end_failed,
     _first_request,
     _reference,
-    _tell_logs,
     _web,
     _workers_said,
 )
@@ -107,10 +107,7 @@ def _drill(
                 assert await asyncio.wait_for(submit.wait(), 240) == 0
                 await asyncio.wait_for(fleet.wait_all(), 60)
             except BaseException:
-                fleet.kill_all()
-                if submit.returncode is None:
-                    submit.kill()
-                _tell_logs(tmp)
+                _end_failed(tmp, fleet, submit)
                 raise
             place = CrawlPlace(redis=redis.url, crawl=crawl)
             await _check(tmp, place, srv, reference.states, DELAY, least_writers=writers)
