@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator, Mapping, Sequence
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 from urllib.parse import urlsplit
 
 import obstore
@@ -29,7 +30,9 @@ from trawl.errors import StorageError
 if TYPE_CHECKING:
     from obstore.store import RetryConfig, S3Config
 
-__all__ = ["ObjectInfo", "S3Objects", "parse_s3_url"]
+__all__ = ["ObjectInfo", "S3Objects", "again_while_unsent", "parse_s3_url"]
+
+T = TypeVar("T")
 
 _CODE = re.compile(r"<Code>([^<]+)</Code>")
 _DENIED = {"AccessDenied", "SignatureDoesNotMatch", "InvalidAccessKeyId", "ExpiredToken"}
@@ -49,6 +52,37 @@ _BACKOFF_UP_TO = timedelta(seconds=5)
 # a time (256 MiB in 3 to 4 s against SeaweedFS on loopback, 2.2 to 2.5 with two)
 # is fast enough: far faster than a worker writes.
 _UPLOAD_PARTS = 1
+
+
+def _unsent(exc: BaseException) -> bool:
+    """The request did not reach the service (refused, reset, timed out): not an answer."""
+    return "error sending request" in str(exc)
+
+
+def again_while_unsent(
+    call: Callable[[], T],
+    *,
+    within: float = _RETRY_FOR.total_seconds(),
+    pause: float = _BACKOFF_FROM.total_seconds(),
+    most: float = _BACKOFF_UP_TO.total_seconds(),
+    now: Callable[[], float] = time.monotonic,
+    sleep: Callable[[float], None] = time.sleep,
+) -> T:
+    """``call``, made again while its request does not reach the service, until
+    ``within`` seconds from the first try. The client retries only the requests it knows
+    to be idempotent, not the POSTs of a multi-object DELETE or of a multipart upload:
+    a delete of the parts a whole segment replaced failed at once when the service
+    restarted (8 ms, no retry), and that failure stopped the worker. Each of those is
+    safe to make again here (the same keys deleted, the same object put)."""
+    deadline = now() + within
+    while True:
+        try:
+            return call()
+        except BaseError as exc:
+            if not _unsent(exc) or now() + pause > deadline:
+                raise
+        sleep(pause)
+        pause = min(pause * 2, most)
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,7 +179,9 @@ class S3Objects:
         """Store a whole object (a file: in parts, several at once); atomic for readers."""
         try:
             # A file goes up in parts read into memory: at most _UPLOAD_PARTS at once.
-            obstore.put(self._store, key, data, max_concurrency=_UPLOAD_PARTS)
+            again_while_unsent(
+                lambda: obstore.put(self._store, key, data, max_concurrency=_UPLOAD_PARTS)
+            )
         except (BaseError, OSError) as exc:
             raise self._error("PUT", key, exc) from exc
 
@@ -215,7 +251,7 @@ class S3Objects:
         if not keys:
             return
         try:
-            obstore.delete(self._store, list(keys))
+            again_while_unsent(lambda: obstore.delete(self._store, list(keys)))
         except FileNotFoundError:
             return
         except BaseError as exc:
