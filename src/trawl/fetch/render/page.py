@@ -157,7 +157,9 @@ async def render_page(
     except Exception as exc:  # the page's own failure (the browser's is the pool's)
         ended = f"error: {str(exc).splitlines()[0][:150]}" if str(exc) else "error"
     try:
-        html = await asyncio.wait_for(page.content(), min(SNAPSHOT_GRACE, deadline / 2))
+        # Not wait_for: on Python 3.11 it swallows a cancellation that comes as it ends.
+        async with asyncio.timeout(min(SNAPSHOT_GRACE, deadline / 2)):
+            html = await page.content()
     except Exception:
         ended = f"no DOM: page unresponsive ({ended})"
         return RenderResult(None, ended, time.monotonic() - started)

@@ -145,7 +145,10 @@ class BrowserPool:
                     return slot
                 await self._drop_tab(slot)
             try:
-                return await asyncio.wait_for(self._new_tab(browser), self._close_grace)
+                # asyncio.timeout, here and below, not wait_for: on Python 3.11 wait_for
+                # swallows a cancellation that comes in the turn its wait ends.
+                async with asyncio.timeout(self._close_grace):
+                    return await self._new_tab(browser)
             except Exception as exc:
                 browser.active -= 1
                 await self._lose(browser, "crashed" if not browser.alive else "hung")
@@ -187,14 +190,16 @@ class BrowserPool:
             if lost is None:
                 keep = reuse and slot.renders < REUSE and not browser.retired
                 try:
-                    if keep:
-                        await asyncio.wait_for(slot.page.goto("about:blank"), self._close_grace)
-                    else:
-                        await asyncio.wait_for(slot.context.close(), self._close_grace)
+                    async with asyncio.timeout(self._close_grace):
+                        if keep:
+                            await slot.page.goto("about:blank")
+                        else:
+                            await slot.context.close()
                 except Exception:
                     keep = False
                     with contextlib.suppress(Exception):
-                        await asyncio.wait_for(slot.context.close(), self._close_grace)
+                        async with asyncio.timeout(self._close_grace):
+                            await slot.context.close()
                     lost = None if slot.page.is_closed() else "hung"
                     lost = "crashed" if not browser.alive else lost
                 if keep:
@@ -242,7 +247,8 @@ class BrowserPool:
 
     async def _drop_tab(self, slot: PageSlot) -> None:
         with contextlib.suppress(Exception):
-            await asyncio.wait_for(slot.context.close(), self._close_grace)
+            async with asyncio.timeout(self._close_grace):
+                await slot.context.close()
 
     async def _lose(self, browser: Launched, why: str) -> None:
         """A crashed or hung browser: kill its processes; pages in it are lost."""
