@@ -31,6 +31,7 @@ from trawl.storage.base import CrawlStore, HostLeases
 from trawl.storage.blobs import BlobStore
 from trawl.storage.open import open_redis_host_leases
 from trawl.storage.place import BLOBS_META, CrawlPlace
+from trawl.storage.retry import never
 
 if TYPE_CHECKING:
     from trawl.crawl import Crawl
@@ -138,7 +139,7 @@ def open_fleet_store(
     *,
     session_ttl: float = 30.0,
     wait_replicas: int = 0,
-    give_up: Callable[[], bool] = lambda: False,
+    give_up: Callable[[], bool] = never,
 ) -> CrawlStore:
     from trawl.storage.open import open_redis_store
 

@@ -16,6 +16,7 @@ from trawl.errors import DiskFullError, as_disk_full
 from trawl.storage.base import CrawlReader, CrawlStore, HostLeases
 from trawl.storage.blobs import BlobStore
 from trawl.storage.local.blobs import LocalBlobStore
+from trawl.storage.retry import never
 from trawl.storage.sqlite.db import CACHE_BYTES, lock_held
 from trawl.storage.sqlite.frontier_state import FRONTIER_HOSTS
 from trawl.storage.sqlite.hostleases import FILE_NAME as HOST_LEASES_FILE
@@ -67,7 +68,7 @@ def has_host_leases(directory: Path) -> bool:
 
 
 def open_redis_host_leases(
-    url: str, *, beat_ttl: float | None = None, give_up: Callable[[], bool] = lambda: False
+    url: str, *, beat_ttl: float | None = None, give_up: Callable[[], bool] = never
 ) -> HostLeases:
     """The host leases every crawl in the Redis at ``url`` shares, whatever its id;
     a holder silent for ``beat_ttl`` seconds (at most 10) holds nothing. ``give_up``:
@@ -133,7 +134,7 @@ def open_redis_store(
     lease_seconds: float = 600.0,
     session_ttl: float = 300.0,
     wait_replicas: int = 0,
-    give_up: Callable[[], bool] = lambda: False,
+    give_up: Callable[[], bool] = never,
 ) -> CrawlStore:
     """One worker's session of the crawl ``crawl`` in Redis; many may be open at once.
 

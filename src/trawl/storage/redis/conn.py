@@ -30,6 +30,7 @@ from redis.exceptions import (
 )
 
 from trawl.errors import StorageError
+from trawl.storage.retry import again_until, never
 
 Client = redis.Redis | redis.cluster.RedisCluster
 Arg = str | bytes | int | float
@@ -51,6 +52,10 @@ _TRANSIENT = (
     RedisClusterException,
 )
 OUTAGE = 30.0
+
+
+def _transient(exc: Exception) -> bool:
+    return isinstance(exc, _TRANSIENT)
 
 
 def connect(url: str) -> Client:
@@ -87,7 +92,7 @@ class Conn:
         client: Client,
         *,
         outage: float = OUTAGE,
-        give_up: Callable[[], bool] = lambda: False,
+        give_up: Callable[[], bool] = never,
     ) -> None:
         """``give_up``: asked between attempts; True ends the wait for Redis at once (a
         worker told twice to stop: an outage must not keep it from exiting)."""
@@ -142,18 +147,19 @@ class Conn:
         every write of the store is safe to repeat but the counters' increments, which
         may count once more (docs/redis.md).
         """
-        deadline = time.monotonic() + self.outage
-        pause = 0.05
-        while True:
-            try:
-                return attempt()
-            except _TRANSIENT:
-                if time.monotonic() + pause > deadline or self._give_up():
-                    raise
-                self.retries += 1
-                time.sleep(pause)
-                pause = min(pause * 2, 1.0)
-                self._shas.clear()  # a promoted replica has no scripts loaded
+        return again_until(
+            attempt,
+            _transient,
+            self.outage,
+            0.05,
+            1.0,
+            give_up=self._give_up,
+            retried=self._retried,
+        )
+
+    def _retried(self) -> None:
+        self.retries += 1
+        self._shas.clear()  # a promoted replica has no scripts loaded
 
     def call(self, *args: Arg) -> Any:
         if self.pending:  # one round trip with the writes kept back

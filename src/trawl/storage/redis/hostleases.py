@@ -25,6 +25,7 @@ from trawl.storage.base import SharedHost
 from trawl.storage.leases import ASK_MEMORY, MIN_POLL
 from trawl.storage.redis.conn import Conn, connect
 from trawl.storage.redis.keys import arg, num, shared_host, text
+from trawl.storage.retry import never
 
 __all__ = ["RedisHostLeases"]
 
@@ -140,7 +141,7 @@ def _redis_errors() -> Iterator[None]:
 
 class RedisHostLeases:
     def __init__(
-        self, url: str, *, beat_ttl: float = BEAT_TTL, give_up: Callable[[], bool] = lambda: False
+        self, url: str, *, beat_ttl: float = BEAT_TTL, give_up: Callable[[], bool] = never
     ) -> None:
         self._conn = Conn(connect(url), give_up=give_up)
         self._beat_ttl = beat_ttl

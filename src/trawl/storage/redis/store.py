@@ -52,6 +52,7 @@ from trawl.storage.redis.small import (
 )
 from trawl.storage.redis.urlrules import RedisUrlRuleStore
 from trawl.storage.redis.wakeup import RedisWakeSignal
+from trawl.storage.retry import never
 
 
 class RedisCrawlStore:
@@ -70,7 +71,7 @@ class RedisCrawlStore:
         wait_replicas: int = 0,
         wait_ms: int = 1000,
         wall: Callable[[], float] = time.time,
-        give_up: Callable[[], bool] = lambda: False,
+        give_up: Callable[[], bool] = never,
     ) -> None:
         self.url = url
         self.conn = Conn(connect(url), give_up=give_up)

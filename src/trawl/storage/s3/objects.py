@@ -26,6 +26,7 @@ from obstore.exceptions import BaseError, PermissionDeniedError, Unauthenticated
 from obstore.store import S3Store
 
 from trawl.errors import StorageError
+from trawl.storage.retry import again_until
 
 if TYPE_CHECKING:
     from obstore.store import RetryConfig, S3Config
@@ -54,35 +55,27 @@ _BACKOFF_UP_TO = timedelta(seconds=5)
 _UPLOAD_PARTS = 1
 
 
-def _unsent(exc: BaseException) -> bool:
+def _unsent(exc: Exception) -> bool:
     """The request did not reach the service (refused, reset, timed out): not an answer."""
-    return "error sending request" in str(exc)
+    return isinstance(exc, BaseError) and "error sending request" in str(exc)
 
 
 def again_while_unsent(
     call: Callable[[], T],
     *,
     within: float = _RETRY_FOR.total_seconds(),
-    pause: float = _BACKOFF_FROM.total_seconds(),
-    most: float = _BACKOFF_UP_TO.total_seconds(),
     now: Callable[[], float] = time.monotonic,
     sleep: Callable[[float], None] = time.sleep,
 ) -> T:
     """``call``, made again while its request does not reach the service, until
-    ``within`` seconds from the first try. The client retries only the requests it knows
-    to be idempotent, not the POSTs of a multi-object DELETE or of a multipart upload:
-    a delete of the parts a whole segment replaced failed at once when the service
-    restarted (8 ms, no retry), and that failure stopped the worker. Each of those is
-    safe to make again here (the same keys deleted, the same object put)."""
-    deadline = now() + within
-    while True:
-        try:
-            return call()
-        except BaseError as exc:
-            if not _unsent(exc) or now() + pause > deadline:
-                raise
-        sleep(pause)
-        pause = min(pause * 2, most)
+    ``within`` seconds from the first try, backing off as the client does. The client
+    retries only the requests it knows to be idempotent, not the POSTs of a
+    multi-object DELETE or of a multipart upload: a delete of the parts a whole segment
+    replaced failed at once when the service restarted (8 ms, no retry), and that
+    failure stopped the worker. Each of those is safe to make again here (the same keys
+    deleted, the same object put)."""
+    pause, most = _BACKOFF_FROM.total_seconds(), _BACKOFF_UP_TO.total_seconds()
+    return again_until(call, _unsent, within, pause, most, now=now, sleep=sleep)
 
 
 @dataclass(frozen=True, slots=True)
