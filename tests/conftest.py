@@ -48,13 +48,19 @@ def s3_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SeaweedS3]:
     server.stop()
 
 
-@pytest.fixture
-def s3_url(s3_server: SeaweedS3, monkeypatch: pytest.MonkeyPatch) -> str:
-    """``s3://BUCKET/crawl`` in a bucket of its own, the AWS variables set for it."""
-    for name, value in s3_server.env().items():
+def point_aws_at(server: SeaweedS3, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The standard AWS variables set to ``server`` for one test (and the processes it
+    starts), and those that would point elsewhere unset."""
+    for name, value in server.env().items():
         monkeypatch.setenv(name, value)
     for name in ("AWS_ENDPOINT_URL_S3", "AWS_SESSION_TOKEN", "AWS_PROFILE"):
         monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture
+def s3_url(s3_server: SeaweedS3, monkeypatch: pytest.MonkeyPatch) -> str:
+    """``s3://BUCKET/crawl`` in a bucket of its own, the AWS variables set for it."""
+    point_aws_at(s3_server, monkeypatch)
     bucket = s3_server.create_bucket(f"test-{next(_buckets):04d}")
     return f"s3://{bucket}/crawl"
 

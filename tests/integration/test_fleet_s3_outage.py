@@ -29,6 +29,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import point_aws_at
 from tests.integration.test_fleet import (
     TRAWL,
     Fleet,
@@ -63,10 +64,7 @@ def reference(tmp_path: Path) -> Reference:
 def s3(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> SeaweedS3:
     """A SeaweedFS of the test's own (the session's is shared), the AWS variables set."""
     server = SeaweedS3.start(tmp_path / "s3")
-    for name, value in server.env().items():  # for the processes started, and the check
-        monkeypatch.setenv(name, value)
-    for name in ("AWS_ENDPOINT_URL_S3", "AWS_SESSION_TOKEN", "AWS_PROFILE"):
-        monkeypatch.delenv(name, raising=False)
+    point_aws_at(server, monkeypatch)  # for the processes started, and the check
     return server
 
 
