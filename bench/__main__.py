@@ -2,7 +2,7 @@
 
 Each benchmark is a script in this folder that prints its figures; nothing here
 asserts a number. Names: urls, robots, frontier, politeness, http, extract, crawl,
-search, search_multi, api, neardup, sitemaps, render, pacing, urlhygiene, priority,
+search, search_multi, api, neardup, near_redis, sitemaps, render, pacing, urlhygiene, priority,
 index_retire, profile, memory. A few get arguments here (``ARGS``): a modest size for
 ``make bench``; run the script itself for the full figures.
 """
@@ -21,6 +21,7 @@ ORDER = [
     "http",
     "extract",
     "neardup",
+    "near_redis",
     "frontier",
     "politeness",
     "search",
@@ -40,6 +41,7 @@ ORDER = [
 ARGS = {
     # The issue's sizes are 10,000 and 200,000 pages (about 2 hours on 2 cores).
     "memory": ["--sizes", "2000,10000"],
+    "near_redis": ["--docs", "20000"],
 }
 
 
