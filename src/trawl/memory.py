@@ -125,7 +125,7 @@ class MemoryLimits:
     robots: int = 16 * _MIB
     # Words held by the index's lexicon (typo correction; some 80 bytes a word).
     lexicon_words: int = 250_000
-    # Recently parsed URLs whose pages URL equivalences are learned from (some 450
+    # Recently parsed URLs whose pages URL equivalences are learned from (some 370
     # bytes a URL: the URL, its page, its spellings); the least recently seen hosts'
     # are forgotten first.
     equivalence_urls: int = 20_000
