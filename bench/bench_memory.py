@@ -15,7 +15,9 @@ index, link graph), no politeness delay (``--delay 0``):
   parse workers;
 - ``redis``: a fleet of one: a redis-server and a SeaweedFS S3 server of our own (as
   in bench_fleet), the crawl submitted (``trawl crawl --redis --no-worker --blobs
-  s3://...``) and one ``trawl worker --redis`` doing all of it.
+  s3://...``) and one ``trawl worker --redis`` doing all of it. After the crawl, what
+  holds redis-server's memory: the crawl's keys by kind, with ``MEMORY USAGE``
+  (``_redismem.py``).
 
 Every ``--every`` s a thread samples every process of the tree (psutil, and the
 kernel's high-water mark VmHWM from /proc, which misses nothing between samples), and
@@ -63,7 +65,7 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))  # run as a script
 
-from bench import bench_crawl, bench_fleet  # noqa: E402
+from bench import _redismem, bench_crawl, bench_fleet  # noqa: E402
 from bench._hostcost import host_bytes, host_caps  # noqa: E402
 from bench._peaks import PeakWatch  # noqa: E402
 
@@ -266,6 +268,10 @@ def redis_worker(
     cpu += bench_fleet.reap_orphans()  # parse workers that outlived the worker process
     servers_now = servers.cpu()
     pages = bench_fleet.stored(place)
+    held = _redismem.holders(servers.url, crawl_id)
+    used = _redismem.used_memory(servers.url)
+    for line in _redismem.report(held, pages, used):
+        print(line, flush=True)
     shown = bench_crawl.show_cmd(cmd)
     peaks = "" if watch is None else watch.summary()
     kinds = s.by_kind()
