@@ -170,6 +170,10 @@ def test_an_index_of_one_band_hash_is_banded_again_into_buckets(
         for n, s in enumerate(sigs, start=1):
             found = index.find(s)
             assert found is not None and (found.doc_key, found.cluster_id) == (f"d{n}", f"c{n}")
+        names, fields = nk.fields(HASHER, sigs[0])
+        assert again.conn.call("HGET", names[0], fields[0]) == b"1"
+        index._band_again()  # as a second worker opening it at the same moment would
+        assert again.conn.call("HGET", names[0], fields[0]) == b"1"  # not added twice
         assert index.claim(_sig(_random(rng)), "new", "new") is None
         assert again.conn.call("HGET", nk.entry, "41") is not None  # the order goes on
     finally:
