@@ -216,6 +216,7 @@ class Database:
         self._hooks: list[Callable[[], None]] = []
         self._after: list[Callable[[], None]] = []
         self._closed = False
+        self._failed: Exception | None = None  # what the commit that failed raised
         self.commits = 0
 
     def before_commit(self, hook: Callable[[], None]) -> None:
@@ -231,14 +232,20 @@ class Database:
 
         A full disk (in a hook's file or in the database) raises ``DiskFullError``;
         the transaction is then to be given up (``close(commit=False)``), and the
-        files cut back to the last commit on the next open.
+        files cut back to the last commit on the next open. Every later commit raises
+        the same error: the failed one's hooks wrote what they held, which SQLite may
+        have rolled back, so a later commit would keep only part of it.
         """
+        if self._failed is not None:
+            raise self._failed
         try:
             for hook in self._hooks:
                 hook()
             self.conn.execute("COMMIT")
         except (OSError, sqlite3.Error) as exc:
+            self._hold()
             full = as_disk_full(exc, self.path)
+            self._failed = exc if full is None else full
             if full is None:
                 raise
             raise full from exc
@@ -246,6 +253,18 @@ class Database:
         self.conn.execute("BEGIN")
         for hook in self._after:
             hook()
+
+    def _hold(self) -> None:
+        """After a failed commit, what is written next stays in a transaction that is
+        never committed. SQLite may have rolled the failed one back (on SQLITE_FULL or
+        an I/O error it may), and with no transaction open each later statement would
+        commit on its own: links a parse applied next would become URL rows with no
+        count and no queued work on their host, never fetched after a resume (the
+        likely cause of a URL the disk-full drill once found queued after its crawl
+        ended)."""
+        if not self.conn.in_transaction:
+            with contextlib.suppress(sqlite3.Error):
+                self.conn.execute("BEGIN")
 
     def get_meta(self, key: str) -> str | None:
         row = self.conn.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
