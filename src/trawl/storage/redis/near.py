@@ -225,7 +225,7 @@ class NearKeys:
         prefix = f"{self._base}:b:"
         keys = hasher.band_keys(signature)
         return [f"{prefix}{k & _LOW}" for k in keys], [
-            k.to_bytes(8, "little", signed=True) for k in keys
+            k.to_bytes(_FIELD, "little", signed=True) for k in keys
         ]
 
     def bands(self, buckets: int) -> Iterator[str]:
