@@ -452,9 +452,10 @@ def _closest(records: list[RequestRecord]) -> str:
     )
 
 
-@pytest.fixture
-def reference(tmp_path: Path) -> Reference:
-    return asyncio.run(_reference(tmp_path))
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory: pytest.TempPathFactory) -> Reference:
+    """One undisturbed crawl for the module's drills: they all crawl the same web."""
+    return asyncio.run(_reference(tmp_path_factory.mktemp("fleet-reference")))
 
 
 def test_workers_killed_again_and_again_lose_nothing(

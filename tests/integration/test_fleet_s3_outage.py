@@ -55,9 +55,10 @@ HANG = 100.0
 DOWN = 15.0  # a short outage: within the S3 client's 30 s of retries
 
 
-@pytest.fixture
-def reference(tmp_path: Path) -> Reference:
-    return asyncio.run(_reference(tmp_path))
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory: pytest.TempPathFactory) -> Reference:
+    """One undisturbed crawl for both drills: they crawl the same web."""
+    return asyncio.run(_reference(tmp_path_factory.mktemp("s3-reference")))
 
 
 @pytest.fixture
