@@ -186,15 +186,15 @@ return n
 # bucket KEYS[1 + j] for the j-th pair: founders banded again (another layout). An
 # order already in the list is not added again (two workers banding at once).
 BAND = (
-    _ADD
+    _LIST
+    + _ADD
     + r"""
 local j = 0
 for i = 2, #ARGV, 2 do
   j = j + 1
   local bucket, f, n = KEYS[1 + j], ARGV[i + 1], ARGV[i]
   local v = redis.call('HGET', bucket, f)
-  local orders = v
-  if v == 'x' then orders = redis.call('HGET', KEYS[1], f) end
+  local orders = list(v, KEYS[1], f)
   if not (orders and string.find(' ' .. orders .. ' ', ' ' .. n .. ' ', 1, true)) then
     add(bucket, KEYS[1], f, n, tonumber(ARGV[1]), v)
   end
