@@ -23,7 +23,6 @@ import tempfile
 import time
 import uuid
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
@@ -31,18 +30,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from tests.redis_servers import RedisServer
 
+from bench import _redismem
+from bench.bench_redis_store import cpu_seconds
 from trawl.dedup.minhash import MinHasher
-from trawl.storage.redis.conn import Conn
 from trawl.storage.redis.store import RedisCrawlStore
-
-_TICK = os.sysconf("SC_CLK_TCK")
-
-
-def cpu_seconds(pid: int) -> float:
-    """utime + stime of ``pid`` (fields 14 and 15 of /proc/<pid>/stat)."""
-    stat = Path(f"/proc/{pid}/stat").read_text()
-    fields = stat[stat.rindex(")") + 2 :].split()
-    return (int(fields[11]) + int(fields[12])) / _TICK
 
 
 def signatures(m: MinHasher, docs: int, related: float, seed: int) -> list[bytes]:
@@ -59,24 +50,13 @@ def signatures(m: MinHasher, docs: int, related: float, seed: int) -> list[bytes
     return out
 
 
-def _near_keys(conn: Conn, pattern: str) -> list[bytes]:
-    cursor: Any = 0
-    found: list[bytes] = []
-    while True:
-        cursor, keys = conn.call("SCAN", cursor, "MATCH", pattern, "COUNT", 10_000)
-        found += keys
-        if int(cursor) == 0:
-            return found
-
-
 def run(url: str, pids: list[int], docs: int, related: float, seed: int) -> None:
     m = MinHasher()
     sigs = signatures(m, docs, related, seed)
     crawl = uuid.uuid4().hex[:12]
     store = RedisCrawlStore(url, crawl, worker="bench")
-    conn = store.conn
     index = store.near_index(m)
-    used0 = _used_memory(store)
+    used0 = _redismem.used_memory(url)
     client0, servers0 = cpu_seconds(os.getpid()), sum(cpu_seconds(p) for p in pids)
     started = time.perf_counter()
     found = 0
@@ -89,13 +69,13 @@ def run(url: str, pids: list[int], docs: int, related: float, seed: int) -> None
     wall = time.perf_counter() - started
     client = cpu_seconds(os.getpid()) - client0
     servers = sum(cpu_seconds(p) for p in pids) - servers0
-    used = _used_memory(store) - used0
+    used = _redismem.used_memory(url) - used0
     founders = index.count()
-    usage: dict[str, int] = {}
-    for key in _near_keys(conn, f"*{crawl}/n*"):
-        name = key.decode()
-        group = name.rsplit(":near:", 1)[-1].split(":", 1)[0]
-        usage[group] = usage.get(group, 0) + int(conn.call("MEMORY", "USAGE", name, "SAMPLES", 0))
+    usage: dict[str, int] = {}  # e, of, seq, b (the buckets), bx, ...
+    for kind, (_keys, held) in _redismem.holders(url, crawl).items():
+        if ":near:" in kind:
+            group = kind.rsplit(":near:", 1)[1].split(":", 1)[0]
+            usage[group] = usage.get(group, 0) + held
     parts = ", ".join(f"{g} {b / founders:,.0f}" for g, b in sorted(usage.items()))
     print(
         f"  {docs:,} claims ({found:,} near copies found, {founders:,} founders) in {wall:.1f} s: "
@@ -125,10 +105,6 @@ def run(url: str, pids: list[int], docs: int, related: float, seed: int) -> None
         f"CPU-us and server {servers / len(queries) * 1e6:,.0f} CPU-us a lookup"
     )
     store.close()
-
-
-def _used_memory(store: RedisCrawlStore) -> int:
-    return int(store.conn.call("INFO", "memory")["used_memory"])
 
 
 def main() -> None:
